@@ -1,0 +1,75 @@
+# Finds every third-party dependency once, so the folders below only link targets.
+#
+# Header-only fallbacks: the GPU machine has no Debian packages, so the header-only
+# libraries (TOML++, nlohmann-json, CLI11, fmt) can be carried there as plain header
+# folders and named with MGPR_EXTRA_INCLUDE_DIR.
+set(MGPR_EXTRA_INCLUDE_DIR "" CACHE PATH "Extra folder searched for header-only dependencies")
+
+function(mgpr_header_only_target target header)
+  find_path(_dir ${header} HINTS ${MGPR_EXTRA_INCLUDE_DIR})
+  if(NOT _dir)
+    message(FATAL_ERROR "mgpr: ${header} not found: install the Debian -dev package "
+                        "(scripts/install-deps) or set MGPR_EXTRA_INCLUDE_DIR")
+  endif()
+  add_library(${target} INTERFACE IMPORTED GLOBAL)
+  target_include_directories(${target} SYSTEM INTERFACE ${_dir})
+  target_compile_definitions(${target} INTERFACE ${ARGN})
+  unset(_dir CACHE)
+endfunction()
+
+find_package(tomlplusplus CONFIG QUIET)
+if(NOT TARGET tomlplusplus::tomlplusplus)
+  mgpr_header_only_target(tomlplusplus::tomlplusplus toml++/toml.hpp TOML_HEADER_ONLY=1)
+endif()
+
+find_package(nlohmann_json CONFIG QUIET)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  mgpr_header_only_target(nlohmann_json::nlohmann_json nlohmann/json.hpp)
+endif()
+
+find_package(CLI11 CONFIG QUIET)
+if(NOT TARGET CLI11::CLI11)
+  mgpr_header_only_target(CLI11::CLI11 CLI/CLI.hpp)
+endif()
+
+find_package(fmt CONFIG QUIET)
+if(NOT TARGET fmt::fmt)
+  mgpr_header_only_target(fmt::fmt fmt/format.h FMT_HEADER_ONLY=1)
+endif()
+
+find_package(Threads REQUIRED)
+
+if(MGPR_WITH_SLURM)
+  # The plugin resolves Slurm's symbols from the process that loads it (slurmstepd,
+  # srun, sbatch), so only the headers are needed, as in NVIDIA/pyxis.
+  find_path(SLURM_INCLUDE_DIR slurm/spank.h)
+  if(NOT SLURM_INCLUDE_DIR)
+    message(FATAL_ERROR "mgpr: slurm/spank.h not found: install libslurm-dev "
+                        "(scripts/install-deps) or configure with -DMGPR_WITH_SLURM=OFF")
+  endif()
+endif()
+
+if(MGPR_WITH_TORCH)
+  find_package(Torch REQUIRED)
+  message(STATUS "mgpr: LibTorch ${Torch_VERSION}")
+endif()
+
+if(MGPR_WITH_TORCH AND MGPR_WITH_GDAL)
+  find_package(GDAL CONFIG REQUIRED)
+endif()
+
+set(MGPR_HAVE_NCCL OFF)
+if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      set(MGPR_HAVE_NCCL ON)
+    endif()
+  endif()
+endif()
+
+if(MGPR_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+endif()

@@ -1,0 +1,80 @@
+#pragma once
+// The run configuration shared by `mgpr` and `mgpr-submit`: one schema, one loader.
+// Keys of the original Python project keep their names (tile_size, batch_size, gpus,
+// use_fake_data, ...) so configs and `key=value` habits carry over unchanged.
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace mgpr {
+
+struct RunConfig {
+  // Inputs
+  std::vector<std::string> image_path;
+  std::vector<int> bands;  // 1-based band numbers; empty: the model's default (first 3)
+  bool use_fake_data = false;
+  int dummy_dataset_count = 100;
+  double dummy_dataset_delay = 0.0;  // seconds per fake tile, to mimic slow storage
+  int image_size = 4096;             // side of the raster mgpr-test-image writes
+  // Tiling and sharding
+  int tile_size = 1024;
+  int overlap = 0;
+  std::string sharding = "dynamic";
+  // Model
+  std::string model = "builtin:resnet50";
+  std::string task = "classify";
+  std::string precision = "fp32";
+  int batch_size = 4;
+  // Resources
+  int gpus = 1;
+  std::string accelerator = "auto";
+  int workers = 2;
+  int threads = 0;  // 0: the CPUs Slurm gave the task
+  // Outputs and reporting
+  std::string output_dir = "mgpr_output";
+  int log_interval = 10;
+
+  bool operator==(const RunConfig&) const = default;
+};
+
+using ConfigField = std::variant<bool RunConfig::*, int RunConfig::*, double RunConfig::*, std::string RunConfig::*,
+                                 std::vector<std::string> RunConfig::*, std::vector<int> RunConfig::*>;
+
+struct ConfigKey {
+  std::string_view name;
+  ConfigField field;
+  std::string_view help;
+  std::span<const std::string_view> choices = {};  // allowed values of a string key
+  int min_value = 0;                               // smallest allowed value of an int key
+};
+
+// Every key, in the order --help and the resolved config list them.
+std::span<const ConfigKey> config_keys();
+const ConfigKey* find_config_key(std::string_view name);
+// Up to three known keys close to a mistyped one, nearest first.
+std::vector<std::string_view> nearest_config_keys(std::string_view name);
+
+// True when the argument is meant as `key=value` rather than a file name: the part
+// before '=' looks like a key. A file named `a=b.tif` can be passed as `./a=b.tif`.
+bool looks_like_override(std::string_view argument);
+
+// Each throws UsageError naming the file or override and the key at fault.
+void apply_override(RunConfig& config, std::string_view assignment);
+void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name);
+void apply_toml_file(RunConfig& config, const std::filesystem::path& file);
+// A config file (when not empty), then the arguments in order: `key=value` overrides,
+// and anything else as a raster appended to image_path. Validates the result.
+RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments);
+
+// Checks between keys (overlap < tile_size, ...); throws UsageError.
+void validate(const RunConfig& config);
+
+// The whole configuration as TOML that apply_toml_text reads back to an equal config.
+std::string to_toml(const RunConfig& config);
+// A human table of the keys, their defaults and help, for --help.
+std::string describe_config_keys();
+
+}  // namespace mgpr

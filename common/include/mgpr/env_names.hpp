@@ -1,0 +1,54 @@
+#pragma once
+// The environment the SPANK plugin gives each task and the runtime reads. torchrun's
+// names, so programs written for torchrun or Lightning run unchanged under srun --mgpr.
+#include <optional>
+#include <string>
+
+namespace mgpr::env {
+
+inline constexpr const char* kRank = "RANK";
+inline constexpr const char* kWorldSize = "WORLD_SIZE";
+inline constexpr const char* kLocalRank = "LOCAL_RANK";
+inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
+inline constexpr const char* kNodeRank = "NODE_RANK";
+inline constexpr const char* kGroupRank = "GROUP_RANK";
+inline constexpr const char* kMasterAddr = "MASTER_ADDR";
+inline constexpr const char* kMasterPort = "MASTER_PORT";
+inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
+
+// mgpr's own: where logs and summaries go, the run's config, and the file through
+// which a rank reports progress to the plugin's watchdog.
+inline constexpr const char* kLogDir = "MGPR_LOG_DIR";
+inline constexpr const char* kConfig = "MGPR_CONFIG";
+inline constexpr const char* kProgressFile = "MGPR_PROGRESS_FILE";
+
+// Slurm's own, read as a fallback when a step was launched without --mgpr.
+inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmStepId = "SLURM_STEP_ID";
+inline constexpr const char* kSlurmProcId = "SLURM_PROCID";
+inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
+inline constexpr const char* kSlurmLocalId = "SLURM_LOCALID";
+inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";
+inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
+
+}  // namespace mgpr::env
+
+namespace mgpr {
+
+// Where this process sits in a distributed run.
+struct RankEnvironment {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  int node_rank = 0;
+  std::string master_addr;  // empty when not set
+  int master_port = 0;      // 0 when not set
+  bool from_slurm_only = false;  // ranks came from SLURM_* because the plugin was not active
+};
+
+// Reads torchrun-style variables, else Slurm's; nullopt when neither is present (a
+// plain local run). Throws UsageError naming a variable that is set but malformed.
+std::optional<RankEnvironment> rank_environment_from_env();
+
+}  // namespace mgpr

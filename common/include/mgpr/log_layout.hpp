@@ -1,0 +1,43 @@
+#pragma once
+// Where a job's files live, so the launcher, the plugin, the runtime and mgpr-logs
+// agree without passing paths around:
+//   <log_root>/<jobid>.out, <jobid>.err      Slurm's stdout/stderr (sbatch %j patterns)
+//   <log_root>/<jobid>/job.sbatch            the script as submitted
+//   <log_root>/<jobid>/config.toml           the resolved run configuration
+//   <log_root>/<jobid>/rank-00000.json ...   one summary per rank (summary.hpp)
+//   <log_root>/<jobid>/diagnoses.log         the plugin's findings (geometry, deadlock, stall)
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mgpr {
+
+inline constexpr const char* kDefaultLogRoot = "slurm_logs";
+inline constexpr const char* kSbatchStdoutPattern = "%j.out";
+inline constexpr const char* kSbatchStderrPattern = "%j.err";
+
+struct JobLogLayout {
+  std::filesystem::path log_root;
+  std::string job_id;
+
+  [[nodiscard]] std::filesystem::path job_dir() const { return log_root / job_id; }
+  [[nodiscard]] std::filesystem::path stdout_log() const { return log_root / (job_id + ".out"); }
+  [[nodiscard]] std::filesystem::path stderr_log() const { return log_root / (job_id + ".err"); }
+  [[nodiscard]] std::filesystem::path batch_script() const { return job_dir() / "job.sbatch"; }
+  [[nodiscard]] std::filesystem::path resolved_config() const { return job_dir() / "config.toml"; }
+  [[nodiscard]] std::filesystem::path diagnoses() const { return job_dir() / "diagnoses.log"; }
+  [[nodiscard]] std::filesystem::path rank_summary(int rank) const;
+};
+
+// True for names Slurm gives jobs: "1234" or an array task "1234_7".
+bool is_job_id(std::string_view name);
+// The job ids that have a folder or a stdout log under log_root, oldest (smallest) first.
+std::vector<std::string> list_job_ids(const std::filesystem::path& log_root);
+// The rank summary files present in a job's folder, in rank order.
+std::vector<std::filesystem::path> list_rank_summaries(const JobLogLayout& layout);
+
+// Writes beside the target and renames over it, so a reader never sees half a file.
+void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+std::string read_text_file(const std::filesystem::path& file);
+
+}  // namespace mgpr

@@ -1,0 +1,57 @@
+#pragma once
+// What each rank did, written by the runtime at the end of its run (or when it is
+// stopped) as <log_root>/<jobid>/rank-NNNNN.json, and read back by mgpr-logs.
+// The JSON field names are the contract; kSummarySchema changes when they do.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mgpr {
+
+inline constexpr int kSummarySchema = 1;
+
+enum class RankStatus { kOk, kFailed, kInterrupted };
+std::string_view to_string(RankStatus status);
+
+struct RankSummary {
+  std::string job_id;
+  std::string step_id;
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string host;
+  std::string device;     // "cuda:0", "cpu"
+  std::string gpu_name;   // empty on CPU
+  std::int64_t tiles = 0;
+  double elapsed_s = 0;   // wall time of the rank's run
+  double model_s = 0;     // time inside the model's forward passes
+  std::int64_t memory_avg_bytes = 0;
+  std::int64_t memory_peak_bytes = 0;
+  RankStatus status = RankStatus::kOk;
+  std::string error;      // why, when status is not ok
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
+  [[nodiscard]] double busy_percent() const { return elapsed_s > 0 ? 100.0 * model_s / elapsed_s : 0; }
+
+  bool operator==(const RankSummary&) const = default;
+};
+
+std::string to_json_text(const RankSummary& summary);
+// Throws UsageError naming `source` when the text is not a summary of this schema.
+RankSummary rank_summary_from_json(std::string_view text, std::string_view source);
+
+// The whole job, from its ranks' summaries.
+struct JobTotals {
+  int ranks = 0;
+  int failed_ranks = 0;
+  std::int64_t tiles = 0;
+  double elapsed_s = 0;  // the slowest rank's
+  std::size_t warnings = 0;
+  [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
+};
+JobTotals total(std::span<const RankSummary> ranks);
+
+}  // namespace mgpr

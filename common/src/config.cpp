@@ -1,0 +1,379 @@
+#include "mgpr/config.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "mgpr/error.hpp"
+
+namespace mgpr {
+namespace {
+
+constexpr std::array<std::string_view, 3> kAccelerators{"auto", "gpu", "cpu"};
+constexpr std::array<std::string_view, 3> kPrecisions{"fp32", "fp16", "bf16"};
+constexpr std::array<std::string_view, 3> kTasks{"classify", "detect", "segment"};
+constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
+
+const std::array kKeys{
+    ConfigKey{"image_path", &RunConfig::image_path, "rasters to process (also given as positional arguments)"},
+    ConfigKey{"bands", &RunConfig::bands, "1-based band numbers fed to the model, e.g. bands=1,2,3"},
+    ConfigKey{"use_fake_data", &RunConfig::use_fake_data, "serve generated tiles instead of reading rasters"},
+    ConfigKey{"dummy_dataset_count", &RunConfig::dummy_dataset_count, "number of fake tiles", {}, 1},
+    ConfigKey{"dummy_dataset_delay", &RunConfig::dummy_dataset_delay, "seconds spent producing each fake tile"},
+    ConfigKey{"image_size", &RunConfig::image_size, "side in pixels of the raster mgpr-test-image writes", {}, 1},
+    ConfigKey{"tile_size", &RunConfig::tile_size, "tile side in pixels", {}, 1},
+    ConfigKey{"overlap", &RunConfig::overlap, "minimum overlap between neighbouring tiles, in pixels"},
+    ConfigKey{"sharding", &RunConfig::sharding, "how tiles go to ranks", kShardings},
+    ConfigKey{"model", &RunConfig::model, "TorchScript file, or builtin:resnet50"},
+    ConfigKey{"task", &RunConfig::task, "what the model's output means", kTasks},
+    ConfigKey{"precision", &RunConfig::precision, "inference precision", kPrecisions},
+    ConfigKey{"batch_size", &RunConfig::batch_size, "tiles per forward pass", {}, 1},
+    ConfigKey{"gpus", &RunConfig::gpus, "ranks to start when run outside Slurm (one per GPU)", {}, 1},
+    ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAccelerators},
+    ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1},
+    ConfigKey{"threads", &RunConfig::threads, "LibTorch threads per rank (0: the CPUs given to the task)"},
+    ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},
+    ConfigKey{"log_interval", &RunConfig::log_interval, "batches between progress lines (0: none)"},
+};
+
+template <class T>
+constexpr std::string_view kind_name() {
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  if constexpr (std::is_same_v<T, int>) return "a whole number";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
+  if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of whole numbers";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void unknown_key(std::string_view key, std::string_view where) {
+  const auto near = nearest_config_keys(key);
+  const std::string hint =
+      near.empty() ? std::string("run with --help to list the keys")
+                   : fmt::format("did you mean {}?", fmt::join(near, ", "));
+  throw UsageError(fmt::format("{}: unknown key '{}'; {}", where, key, hint));
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  if (trim(text).empty()) return parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    parts.push_back(trim(text.substr(start, comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+// Parses one scalar from override text; nullopt when it does not fit the type.
+template <class T>
+std::optional<T> parse_scalar(std::string_view text) {
+  text = trim(text);
+  if constexpr (std::is_same_v<T, bool>) {
+    if (text == "true" || text == "True" || text == "1" || text == "yes" || text == "on") return true;
+    if (text == "false" || text == "False" || text == "0" || text == "no" || text == "off") return false;
+    return std::nullopt;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return std::string(text);
+  } else {
+    T value{};
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+    return value;
+  }
+}
+
+template <class T>
+void check_value(const ConfigKey& key, const T& value, std::string_view where) {
+  if constexpr (std::is_same_v<T, int>) {
+    if (value < key.min_value) {
+      throw UsageError(fmt::format("{}: {} must be at least {}, got {}", where, key.name, key.min_value, value));
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (value < 0) throw UsageError(fmt::format("{}: {} must not be negative, got {}", where, key.name, value));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
+      throw UsageError(fmt::format("{}: {} must be one of {}, got '{}'", where, key.name,
+                                   fmt::join(key.choices, ", "), value));
+    }
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    for (const int band : value) {
+      if (band < 1) throw UsageError(fmt::format("{}: {} are numbered from 1, got {}", where, key.name, band));
+    }
+  }
+}
+
+template <class T>
+[[noreturn]] void wrong_type(const ConfigKey& key, std::string_view shown, std::string_view where) {
+  throw UsageError(fmt::format("{}: {} must be {}, got {}", where, key.name, kind_name<T>(), shown));
+}
+
+template <class T>
+T value_from_text(const ConfigKey& key, std::string_view text, std::string_view where) {
+  if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+    using Item = typename T::value_type;
+    T list;
+    for (const auto part : split_commas(text)) {
+      auto item = parse_scalar<Item>(part);
+      if (!item) wrong_type<T>(key, fmt::format("'{}'", text), where);
+      list.push_back(std::move(*item));
+    }
+    return list;
+  } else {
+    auto value = parse_scalar<T>(text);
+    if (!value) wrong_type<T>(key, fmt::format("'{}'", text), where);
+    return std::move(*value);
+  }
+}
+
+template <class T>
+std::optional<T> scalar_from_node(const toml::node& node) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (node.is_integer()) return static_cast<double>(*node.value<int64_t>());
+    if (node.is_floating_point()) return *node.value<double>();
+    return std::nullopt;
+  } else if constexpr (std::is_same_v<T, int>) {
+    if (!node.is_integer()) return std::nullopt;
+    const int64_t wide = *node.value<int64_t>();
+    if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) return std::nullopt;
+    return static_cast<int>(wide);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!node.is_boolean()) return std::nullopt;
+    return *node.value<bool>();
+  } else {
+    if (!node.is_string()) return std::nullopt;
+    return *node.value<std::string>();
+  }
+}
+
+template <class T>
+T value_from_node(const ConfigKey& key, const toml::node& node, std::string_view where) {
+  const auto shown = [&] {
+    std::ostringstream out;
+    node.visit([&](const auto& value) { out << value; });
+    return out.str();
+  };
+  if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+    using Item = typename T::value_type;
+    T list;
+    if (const auto* array = node.as_array()) {
+      for (const auto& element : *array) {
+        auto item = scalar_from_node<Item>(element);
+        if (!item) wrong_type<T>(key, shown(), where);
+        list.push_back(std::move(*item));
+      }
+    } else if (auto single = scalar_from_node<Item>(node)) {
+      list.push_back(std::move(*single));
+    } else {
+      wrong_type<T>(key, shown(), where);
+    }
+    return list;
+  } else {
+    auto value = scalar_from_node<T>(node);
+    if (!value) wrong_type<T>(key, shown(), where);
+    return std::move(*value);
+  }
+}
+
+template <class Source>
+void set_field(RunConfig& config, const ConfigKey& key, const Source& source, std::string_view where) {
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(config.*member)>;
+        T value;
+        if constexpr (std::is_same_v<Source, toml::node>) {
+          value = value_from_node<T>(key, source, where);
+        } else {
+          value = value_from_text<T>(key, source, where);
+        }
+        check_value(key, value, where);
+        config.*member = std::move(value);
+      },
+      key.field);
+}
+
+void append_toml_value(std::ostringstream& out, const RunConfig& config, const ConfigKey& key) {
+  std::visit(
+      [&](auto member) {
+        const auto& value = config.*member;
+        using T = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+          toml::array array;
+          for (const auto& item : value) {
+            if constexpr (std::is_same_v<T, std::vector<int>>) {
+              array.push_back(static_cast<std::int64_t>(item));
+            } else {
+              array.push_back(item);
+            }
+          }
+          out << array;
+        } else if constexpr (std::is_same_v<T, int>) {
+          out << toml::value<std::int64_t>(value);
+        } else {
+          out << toml::value<T>(value);
+        }
+      },
+      key.field);
+}
+
+}  // namespace
+
+std::span<const ConfigKey> config_keys() { return kKeys; }
+
+const ConfigKey* find_config_key(std::string_view name) {
+  const auto it = std::find_if(kKeys.begin(), kKeys.end(), [&](const ConfigKey& key) { return key.name == name; });
+  return it == kKeys.end() ? nullptr : &*it;
+}
+
+std::vector<std::string_view> nearest_config_keys(std::string_view name) {
+  std::vector<std::pair<std::size_t, std::string_view>> scored;
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+  for (const auto& key : kKeys) {
+    const std::size_t distance = edit_distance(name, key.name);
+    const bool shares_word = name.size() >= 4 && key.name.find(name) != std::string_view::npos;
+    if (distance <= limit || shares_word) scored.emplace_back(shares_word ? 0 : distance, key.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) names.push_back(scored[i].second);
+  return names;
+}
+
+bool looks_like_override(std::string_view argument) {
+  const auto equals = argument.find('=');
+  if (equals == std::string_view::npos || equals == 0) return false;
+  const auto key = argument.substr(0, equals);
+  const bool starts_ok = (key.front() >= 'a' && key.front() <= 'z') || key.front() == '_';
+  return starts_ok && std::all_of(key.begin(), key.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+         });
+}
+
+void apply_override(RunConfig& config, std::string_view assignment) {
+  const std::string where = fmt::format("override '{}'", assignment);
+  const auto equals = assignment.find('=');
+  if (equals == std::string_view::npos || equals == 0) {
+    throw UsageError(fmt::format("{}: expected key=value, e.g. tile_size=1024", where));
+  }
+  const auto name = trim(assignment.substr(0, equals));
+  const auto* key = find_config_key(name);
+  if (key == nullptr) unknown_key(name, where);
+  set_field(config, *key, assignment.substr(equals + 1), where);
+}
+
+void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& error) {
+    throw UsageError(fmt::format("{}:{}:{}: not valid TOML: {}", source_name, error.source().begin.line,
+                                 error.source().begin.column, error.description()));
+  }
+  for (const auto& [name, node] : table) {
+    const std::string where = fmt::format("{}:{}", source_name, node.source().begin.line);
+    const auto* key = find_config_key(name.str());
+    if (key == nullptr) {
+      if (node.is_table()) {
+        throw UsageError(fmt::format("{}: sections like [{}] are not used; write the keys at the top level",
+                                     where, name.str()));
+      }
+      unknown_key(name.str(), where);
+    }
+    set_field(config, *key, node, where);
+  }
+}
+
+void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    throw UsageError(fmt::format("config file '{}' cannot be read: {}; check the path given to --config",
+                                 file.string(), std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  apply_toml_text(config, text.str(), file.string());
+}
+
+void validate(const RunConfig& config) {
+  if (config.overlap >= config.tile_size) {
+    throw UsageError(fmt::format("overlap ({}) must be smaller than tile_size ({}); lower overlap or raise tile_size",
+                                 config.overlap, config.tile_size));
+  }
+  if (config.image_path.empty() && !config.use_fake_data) {
+    throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
+                     "fake-data environment check");
+  }
+}
+
+RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments) {
+  RunConfig config;
+  if (!config_file.empty()) apply_toml_file(config, config_file);
+  for (const auto& argument : arguments) {
+    if (looks_like_override(argument)) {
+      apply_override(config, argument);
+    } else {
+      config.image_path.push_back(argument);
+    }
+  }
+  validate(config);
+  return config;
+}
+
+std::string to_toml(const RunConfig& config) {
+  std::ostringstream out;
+  for (const auto& key : kKeys) {
+    out << "# " << key.help << '\n' << key.name << " = ";
+    append_toml_value(out, config, key);
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string describe_config_keys() {
+  const RunConfig defaults;
+  std::string text = "Keys (key=value, or in the --config TOML file):\n";
+  for (const auto& key : kKeys) {
+    std::ostringstream value;
+    append_toml_value(value, defaults, key);
+    std::string help(key.help);
+    if (!key.choices.empty()) help += fmt::format(" ({})", fmt::join(key.choices, "|"));
+    text += fmt::format("  {:<20} {:<20} {}\n", key.name, value.str(), help);
+  }
+  return text;
+}
+
+}  // namespace mgpr

@@ -1,0 +1,108 @@
+#include "mgpr/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "mgpr/error.hpp"
+
+namespace mgpr {
+namespace {
+
+using nlohmann::json;
+
+RankStatus status_from_string(std::string_view text, std::string_view source) {
+  for (const auto status : {RankStatus::kOk, RankStatus::kFailed, RankStatus::kInterrupted}) {
+    if (to_string(status) == text) return status;
+  }
+  throw UsageError(fmt::format("{}: unknown rank status '{}'", source, text));
+}
+
+}  // namespace
+
+std::string_view to_string(RankStatus status) {
+  switch (status) {
+    case RankStatus::kOk: return "ok";
+    case RankStatus::kFailed: return "failed";
+    case RankStatus::kInterrupted: return "interrupted";
+  }
+  return "unknown";
+}
+
+std::string to_json_text(const RankSummary& s) {
+  const json document = {
+      {"schema", kSummarySchema},
+      {"job_id", s.job_id},
+      {"step_id", s.step_id},
+      {"rank", s.rank},
+      {"world_size", s.world_size},
+      {"local_rank", s.local_rank},
+      {"host", s.host},
+      {"device", s.device},
+      {"gpu_name", s.gpu_name},
+      {"tiles", s.tiles},
+      {"elapsed_s", s.elapsed_s},
+      {"model_s", s.model_s},
+      {"tiles_per_s", s.tiles_per_s()},  // derived, written for people and other tools
+      {"memory_avg_bytes", s.memory_avg_bytes},
+      {"memory_peak_bytes", s.memory_peak_bytes},
+      {"status", to_string(s.status)},
+      {"error", s.error},
+      {"warnings", s.warnings},
+  };
+  return document.dump(2) + "\n";
+}
+
+RankSummary rank_summary_from_json(std::string_view text, std::string_view source) {
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw UsageError(fmt::format("{}: not a valid summary (broken JSON: {}); the rank may have died while "
+                                 "writing it",
+                                 source, error.what()));
+  }
+  try {
+    const int schema = document.at("schema").get<int>();
+    if (schema != kSummarySchema) {
+      throw UsageError(fmt::format("{}: summary schema {} is not the {} this mgpr reads; use the mgpr-logs of "
+                                   "the version that ran the job",
+                                   source, schema, kSummarySchema));
+    }
+    RankSummary s;
+    s.job_id = document.at("job_id").get<std::string>();
+    s.step_id = document.at("step_id").get<std::string>();
+    s.rank = document.at("rank").get<int>();
+    s.world_size = document.at("world_size").get<int>();
+    s.local_rank = document.at("local_rank").get<int>();
+    s.host = document.at("host").get<std::string>();
+    s.device = document.at("device").get<std::string>();
+    s.gpu_name = document.at("gpu_name").get<std::string>();
+    s.tiles = document.at("tiles").get<std::int64_t>();
+    s.elapsed_s = document.at("elapsed_s").get<double>();
+    s.model_s = document.at("model_s").get<double>();
+    s.memory_avg_bytes = document.at("memory_avg_bytes").get<std::int64_t>();
+    s.memory_peak_bytes = document.at("memory_peak_bytes").get<std::int64_t>();
+    s.status = status_from_string(document.at("status").get<std::string>(), source);
+    s.error = document.at("error").get<std::string>();
+    s.warnings = document.at("warnings").get<std::vector<std::string>>();
+    return s;
+  } catch (const json::exception& error) {
+    throw UsageError(fmt::format("{}: not a valid summary: {}", source, error.what()));
+  }
+}
+
+JobTotals total(std::span<const RankSummary> ranks) {
+  JobTotals totals;
+  for (const auto& rank : ranks) {
+    ++totals.ranks;
+    if (rank.status != RankStatus::kOk) ++totals.failed_ranks;
+    totals.tiles += rank.tiles;
+    totals.elapsed_s = std::max(totals.elapsed_s, rank.elapsed_s);
+    totals.warnings += rank.warnings.size();
+  }
+  return totals;
+}
+
+}  // namespace mgpr

@@ -1,0 +1,136 @@
+#include "job_report.hpp"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "mgpr/error.hpp"
+
+namespace mgpr::launcher {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kStderrTailLines = 10;
+
+std::vector<std::string> last_lines(const fs::path& file, std::size_t count) {
+  std::ifstream in(file);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (lines.size() > count) lines.pop_front();
+  }
+  return {lines.begin(), lines.end()};
+}
+
+std::string memory(std::int64_t bytes) {
+  if (bytes <= 0) return "-";
+  return fmt::format("{:.1f}G", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}s", s) : "-"; }
+
+}  // namespace
+
+std::string JobReport::verdict() const {
+  const bool ended = slurm && slurm->finished();
+  if (slurm && slurm->state == "PENDING") return "pending: the job has not started yet";
+  if (slurm && !ended) return "running: summaries appear when ranks finish";
+  if (slurm && slurm->state.starts_with("CANCELLED")) return "cancelled";
+  if (ranks.empty()) {
+    if (!has_logs && !slurm) return "unknown job: no logs under the log dir and Slurm does not know it";
+    if (ended || !slurm) return "no summary: the job never reached the runtime, or its ranks died before writing one";
+  }
+  const auto totals = total(ranks);
+  if (totals.failed_ranks > 0) return fmt::format("{} of {} rank(s) did not finish", totals.failed_ranks, totals.ranks);
+  return "finished";
+}
+
+JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm) {
+  JobReport report;
+  report.job_id = layout.job_id;
+  std::error_code ec;
+  report.has_logs = fs::exists(layout.job_dir(), ec) || fs::exists(layout.stdout_log(), ec);
+  if (ask_slurm) report.slurm = query_job_state(layout.job_id);
+  for (const auto& file : list_rank_summaries(layout)) {
+    try {
+      report.ranks.push_back(rank_summary_from_json(read_text_file(file), file.string()));
+    } catch (const UsageError& error) {
+      report.problems.emplace_back(error.what());
+    }
+  }
+  report.diagnoses = last_lines(layout.diagnoses(), 50);
+  report.stderr_tail = last_lines(layout.stderr_log(), kStderrTailLines);
+  return report;
+}
+
+std::string job_table(const std::vector<JobReport>& jobs) {
+  std::string out = fmt::format("{:<10} {:<11} {:>4} {:>5} {:>8} {:>9} {:>9} {:>8}  {}\n", "JOBID", "STATE", "EXIT",
+                                "RANKS", "TILES", "TILES/S", "ELAPSED", "WARNINGS", "NOTE");
+  for (const auto& job : jobs) {
+    const auto totals = total(job.ranks);
+    out += fmt::format("{:<10} {:<11} {:>4} {:>5} {:>8} {:>9.2f} {:>9} {:>8}  {}\n", job.job_id,
+                       job.slurm ? job.slurm->state : "-", job.slurm ? std::to_string(job.slurm->exit_code) : "-",
+                       totals.ranks, totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), totals.warnings,
+                       job.verdict());
+  }
+  return out;
+}
+
+std::string rank_table(const JobReport& job) {
+  std::string out = fmt::format("job {}: {}", job.job_id, job.verdict());
+  if (job.slurm) {
+    out += fmt::format(" (Slurm: {}, exit code {}{}, from {})", job.slurm->state, job.slurm->exit_code,
+                       job.slurm->signal ? fmt::format(", signal {}", job.slurm->signal) : "", job.slurm->source);
+  }
+  out += "\n";
+  if (!job.ranks.empty()) {
+    out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8} {:>7} {:>7} {:>6} {:<11}\n", "RANK", "HOST", "DEVICE", "TILES",
+                       "TILES/S", "MEM", "PEAK", "BUSY%", "STATUS");
+    for (const auto& rank : job.ranks) {
+      out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8.2f} {:>7} {:>7} {:>6.1f} {:<11}\n", rank.rank, rank.host,
+                         rank.device, rank.tiles, rank.tiles_per_s(), memory(rank.memory_avg_bytes),
+                         memory(rank.memory_peak_bytes), rank.busy_percent(), to_string(rank.status));
+    }
+    const auto totals = total(job.ranks);
+    out += fmt::format("total: {} rank(s), {} tiles, {:.2f} tiles/s over {}\n", totals.ranks, totals.tiles,
+                       totals.tiles_per_s(), seconds(totals.elapsed_s));
+    for (const auto& rank : job.ranks) {
+      if (!rank.error.empty()) out += fmt::format("rank {} error: {}\n", rank.rank, rank.error);
+      for (const auto& warning : rank.warnings) out += fmt::format("rank {} warning: {}\n", rank.rank, warning);
+    }
+  }
+  for (const auto& problem : job.problems) out += fmt::format("problem: {}\n", problem);
+  if (!job.diagnoses.empty()) {
+    out += "plugin diagnoses:\n";
+    for (const auto& line : job.diagnoses) out += "  " + line + "\n";
+  }
+  if (!job.stderr_tail.empty()) {
+    out += "last lines of stderr:\n";
+    for (const auto& line : job.stderr_tail) out += "  " + line + "\n";
+  }
+  return out;
+}
+
+std::string to_json_text(const std::vector<JobReport>& jobs) {
+  auto documents = nlohmann::json::array();
+  for (const auto& job : jobs) {
+    auto ranks = nlohmann::json::array();
+    for (const auto& rank : job.ranks) ranks.push_back(nlohmann::json::parse(mgpr::to_json_text(rank)));
+    nlohmann::json document{{"job_id", job.job_id},     {"verdict", job.verdict()},   {"ranks", ranks},
+                            {"problems", job.problems}, {"diagnoses", job.diagnoses}, {"stderr_tail", job.stderr_tail}};
+    if (job.slurm) {
+      document["slurm"] = {{"state", job.slurm->state},
+                           {"exit_code", job.slurm->exit_code},
+                           {"signal", job.slurm->signal},
+                           {"source", job.slurm->source}};
+    }
+    documents.push_back(document);
+  }
+  return documents.dump(2) + "\n";
+}
+
+}  // namespace mgpr::launcher

@@ -1,0 +1,24 @@
+#pragma once
+// A job's state as Slurm knows it: scontrol while slurmctld remembers the job, then
+// sacct (or `sacct -c` where only jobcomp/filetxt records finished jobs).
+#include <optional>
+#include <string>
+
+namespace mgpr::launcher {
+
+struct JobState {
+  std::string state;  // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+  int exit_code = 0;  // the batch script's exit code
+  int signal = 0;     // the signal that ended it, if any
+  std::string source; // "scontrol", "sacct", "sacct -c"
+
+  [[nodiscard]] bool finished() const;
+};
+
+// nullopt when no Slurm source knows the job.
+std::optional<JobState> query_job_state(const std::string& job_id);
+
+// Parses `ExitCode=2:0` / `2:0` into code and signal; false when malformed.
+bool parse_exit_code(std::string_view text, int& code, int& signal);
+
+}  // namespace mgpr::launcher

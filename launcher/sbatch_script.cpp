@@ -1,0 +1,78 @@
+#include "sbatch_script.hpp"
+
+#include <fmt/format.h>
+
+#include "mgpr/error.hpp"
+#include "mgpr/log_layout.hpp"
+#include "mgpr/version.hpp"
+#include "shell_quote.hpp"
+
+namespace mgpr::launcher {
+namespace {
+
+constexpr int kMemoryGiBPerGpu = 8;
+
+// sbatch reads #SBATCH lines with its own small parser, not a shell: keep the values
+// there to characters it cannot misread. File names go through the config instead.
+std::string sbatch_line_value(std::string_view value, std::string_view what) {
+  for (const char c : value) {
+    if (c == '\n' || c == '"' || c == '\'' || c == ' ' || c == '\t' || c == '\\') {
+      throw UsageError(fmt::format("{} '{}' cannot go on an #SBATCH line (it holds whitespace, a quote or a "
+                                   "backslash); choose one without",
+                                   what, value));
+    }
+  }
+  return std::string(value);
+}
+
+}  // namespace
+
+int derived_cpus_per_task(const RunConfig& config) { return 2 * config.workers; }
+
+std::string derived_memory(const SubmitRequest& request) {
+  return fmt::format("{}G", kMemoryGiBPerGpu * request.gpus.count);
+}
+
+TemplateValues script_values(const SubmitRequest& request) {
+  std::string extra;
+  const auto add = [&](std::string_view option, const std::string& value) {
+    if (!value.empty()) extra += fmt::format("#SBATCH --{}={}\n", option, sbatch_line_value(value, option));
+  };
+  add("partition", request.partition);
+  add("account", request.account);
+  add("qos", request.qos);
+  add("constraint", request.constraint);
+  if (request.exclusive) extra += "#SBATCH --exclusive\n";
+  for (const auto& arg : request.sbatch_args) extra += fmt::format("#SBATCH {}\n", sbatch_line_value(arg, "--sbatch-arg"));
+  if (extra.empty()) extra = "# (no further #SBATCH options)\n";
+  extra.pop_back();
+
+  std::string toml = to_toml(request.config);
+  if (!toml.empty() && toml.back() == '\n') toml.pop_back();
+
+  std::string srun_options;
+  for (const auto& option : request.srun_options) srun_options += shell_quote(option) + " ";
+  if (!srun_options.empty()) srun_options.pop_back();
+
+  const std::string log_dir = request.log_dir.string();
+  return {
+      {"mgpr_version", kVersion},
+      {"job_name", sbatch_line_value(request.job_name, "--job-name")},
+      {"nodes", std::to_string(request.nodes)},
+      {"ntasks_per_node", std::to_string(request.gpus.count)},
+      {"gpus_per_node", request.gpus.to_slurm()},
+      {"cpus_per_task",
+       std::to_string(request.cpus_per_task > 0 ? request.cpus_per_task : derived_cpus_per_task(request.config))},
+      {"mem", sbatch_line_value(request.mem.empty() ? derived_memory(request) : request.mem, "--mem")},
+      {"time", sbatch_line_value(request.time, "--time")},
+      {"stdout_log", sbatch_line_value((request.log_dir / kSbatchStdoutPattern).string(), "--log-dir")},
+      {"stderr_log", sbatch_line_value((request.log_dir / kSbatchStderrPattern).string(), "--log-dir")},
+      {"extra_sbatch_lines", extra},
+      {"log_dir", shell_quote(log_dir)},
+      {"config_toml", toml},
+      {"srun_options", srun_options},
+      {"mgpr_command", shell_quote(request.mgpr_command)},
+  };
+}
+
+}  // namespace mgpr::launcher

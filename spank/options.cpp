@@ -1,0 +1,111 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+
+#include "log.hpp"
+#include "mgpr/error.hpp"
+
+namespace mgpr::spank {
+namespace {
+
+enum OptionId { kEnable, kTimeout, kStall, kBind, kPort };
+
+// Each callback catches its own errors: an exception must never cross into Slurm's C.
+template <class Assign>
+int guarded(const char* option, Assign&& assign) {
+  try {
+    assign();
+    return 0;
+  } catch (const std::exception& error) {
+    log_error("--{}: {}", option, error.what());
+    return -1;
+  }
+}
+
+int on_option(int id, const char* optarg, int /*remote*/) {
+  auto& options = step_options();
+  const std::string_view value = optarg == nullptr ? "" : optarg;
+  switch (id) {
+    case kEnable:
+      return guarded("mgpr", [&] {
+        options.enabled = true;
+        options.config_path = std::string(value);
+      });
+    case kTimeout:
+      return guarded("mgpr-timeout", [&] {
+        options.rendezvous_timeout_s = parse_seconds(value, "--mgpr-timeout");
+        options.enabled = true;
+      });
+    case kStall:
+      return guarded("mgpr-stall", [&] {
+        options.stall_timeout_s = parse_seconds(value, "--mgpr-stall");
+        options.enabled = true;
+      });
+    case kBind:
+      return guarded("mgpr-bind", [&] {
+        options.bind = parse_bind(value, "--mgpr-bind");
+        options.enabled = true;
+      });
+    case kPort:
+      return guarded("mgpr-port", [&] {
+        int port = 0;
+        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
+        if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || port < 1024 ||
+            port > 65535) {
+          throw UsageError(fmt::format("'{}' is not a port number from 1024 to 65535", value));
+        }
+        options.port = port;
+        options.enabled = true;
+      });
+    default:
+      return -1;
+  }
+}
+
+// spank_option wants mutable char*; these tables live for the whole process.
+char kNameEnable[] = "mgpr";
+char kNameTimeout[] = "mgpr-timeout";
+char kNameStall[] = "mgpr-stall";
+char kNameBind[] = "mgpr-bind";
+char kNamePort[] = "mgpr-port";
+char kArgConfig[] = "CONFIG";
+char kArgSeconds[] = "SECONDS";
+char kArgBind[] = "gpu|none";
+char kArgPort[] = "PORT";
+char kUsageEnable[] =
+    "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check, "
+    "deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
+char kUsageTimeout[] = "Seconds all ranks have to reach rendezvous before the step is ended (0: no check).";
+char kUsageStall[] = "Seconds a rank may go without progress after rendezvous before the step is ended (0: off).";
+char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
+char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
+
+std::array<struct spank_option, 5> kOptions{{
+    {kNameEnable, kArgConfig, kUsageEnable, 2, kEnable, on_option},
+    {kNameTimeout, kArgSeconds, kUsageTimeout, 1, kTimeout, on_option},
+    {kNameStall, kArgSeconds, kUsageStall, 1, kStall, on_option},
+    {kNameBind, kArgBind, kUsageBind, 1, kBind, on_option},
+    {kNamePort, kArgPort, kUsagePort, 1, kPort, on_option},
+}};
+
+}  // namespace
+
+StepOptions& step_options() {
+  static StepOptions options;
+  return options;
+}
+
+int register_options(spank_t spank) {
+  for (auto& option : kOptions) {
+    if (spank_option_register(spank, &option) != ESPANK_SUCCESS) {
+      log_error("cannot register option --{}", option.name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace mgpr::spank

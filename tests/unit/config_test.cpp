@@ -1,0 +1,133 @@
+#include "mgpr/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "mgpr/error.hpp"
+
+namespace {
+
+template <class F>
+std::string error_of(F&& action) {
+  try {
+    action();
+  } catch (const mgpr::UsageError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(Config, DefaultsMatchTheOriginalProjectKeys) {
+  const mgpr::RunConfig config;
+  for (const char* key : {"image_path", "tile_size", "batch_size", "gpus", "accelerator", "workers", "precision",
+                          "log_interval", "use_fake_data", "dummy_dataset_delay", "dummy_dataset_count", "image_size",
+                          "model", "task", "overlap", "output_dir", "threads", "bands"}) {
+    EXPECT_NE(mgpr::find_config_key(key), nullptr) << key;
+  }
+  EXPECT_FALSE(config.use_fake_data);
+  EXPECT_EQ(config.model, "builtin:resnet50");
+}
+
+TEST(Config, OverridesOfEveryType) {
+  mgpr::RunConfig config;
+  mgpr::apply_override(config, "use_fake_data=true");
+  mgpr::apply_override(config, "dummy_dataset_count=64");
+  mgpr::apply_override(config, "tile_size=256");
+  mgpr::apply_override(config, "dummy_dataset_delay=0.25");
+  mgpr::apply_override(config, "precision=fp16");
+  mgpr::apply_override(config, "bands=4,3,2");
+  mgpr::apply_override(config, "image_path=a.tif,b.tif");
+  EXPECT_TRUE(config.use_fake_data);
+  EXPECT_EQ(config.dummy_dataset_count, 64);
+  EXPECT_EQ(config.tile_size, 256);
+  EXPECT_DOUBLE_EQ(config.dummy_dataset_delay, 0.25);
+  EXPECT_EQ(config.precision, "fp16");
+  EXPECT_EQ(config.bands, (std::vector<int>{4, 3, 2}));
+  EXPECT_EQ(config.image_path, (std::vector<std::string>{"a.tif", "b.tif"}));
+}
+
+TEST(Config, UnknownKeyNamesNearestKeys) {
+  mgpr::RunConfig config;
+  const auto message = error_of([&] { mgpr::apply_override(config, "tile_sise=512"); });
+  EXPECT_NE(message.find("override 'tile_sise=512'"), std::string::npos) << message;
+  EXPECT_NE(message.find("unknown key 'tile_sise'"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean tile_size"), std::string::npos) << message;
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "batchsize=3"); }).find("batch_size"), std::string::npos);
+}
+
+TEST(Config, BadValuesNameKeyAndExpectation) {
+  mgpr::RunConfig config;
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size=big"); }).find("tile_size must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size=0"); }).find("at least 1"), std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "precision=fp8"); }).find("one of fp32, fp16, bf16"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "use_fake_data=maybe"); }).find("true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "bands=0"); }).find("numbered from 1"), std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size"); }).find("expected key=value"),
+            std::string::npos);
+  EXPECT_EQ(config, mgpr::RunConfig{}) << "a rejected override must not change the config";
+}
+
+TEST(Config, TomlFileAndErrorsWithLineNumbers) {
+  mgpr::RunConfig config;
+  mgpr::apply_toml_text(config, "tile_size = 512\nbatch_size = 8\nimage_path = 'one.tif'\ndummy_dataset_delay = 1\n",
+                        "run.toml");
+  EXPECT_EQ(config.tile_size, 512);
+  EXPECT_EQ(config.batch_size, 8);
+  EXPECT_EQ(config.image_path, (std::vector<std::string>{"one.tif"}));
+  EXPECT_DOUBLE_EQ(config.dummy_dataset_delay, 1.0);
+
+  const auto unknown = error_of([&] { mgpr::apply_toml_text(config, "\n\nworkerz = 3\n", "run.toml"); });
+  EXPECT_NE(unknown.find("run.toml:3"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("did you mean workers"), std::string::npos) << unknown;
+  const auto wrong_type = error_of([&] { mgpr::apply_toml_text(config, "tile_size = '512'\n", "run.toml"); });
+  EXPECT_NE(wrong_type.find("tile_size must be a whole number"), std::string::npos) << wrong_type;
+  const auto broken = error_of([&] { mgpr::apply_toml_text(config, "tile_size = = 3\n", "run.toml"); });
+  EXPECT_NE(broken.find("run.toml:1"), std::string::npos) << broken;
+  EXPECT_NE(broken.find("not valid TOML"), std::string::npos) << broken;
+}
+
+TEST(Config, MissingFileIsNamed) {
+  mgpr::RunConfig config;
+  const auto message = error_of([&] { mgpr::apply_toml_file(config, "/nonexistent/run.toml"); });
+  EXPECT_NE(message.find("'/nonexistent/run.toml' cannot be read"), std::string::npos) << message;
+}
+
+TEST(Config, TomlRoundTripKeepsHostileStrings) {
+  mgpr::RunConfig config;
+  config.image_path = {"with space.tif", "quote'\"s.tif", "$(touch x)`y`.tif", "new\nline.tif", "-dash.tif"};
+  config.bands = {1, 3};
+  config.dummy_dataset_delay = 0.125;
+  config.use_fake_data = true;
+  mgpr::RunConfig reread;
+  mgpr::apply_toml_text(reread, mgpr::to_toml(config), "round-trip");
+  EXPECT_EQ(reread, config);
+}
+
+TEST(Config, ResolveSplitsRastersFromOverrides) {
+  const std::vector<std::string> arguments{"a.tif", "tile_size=256", "./x=1.tif", "batch_size=2"};
+  const auto config = mgpr::resolve_config({}, arguments);
+  EXPECT_EQ(config.image_path, (std::vector<std::string>{"a.tif", "./x=1.tif"}));
+  EXPECT_EQ(config.tile_size, 256);
+  EXPECT_EQ(config.batch_size, 2);
+}
+
+TEST(Config, ValidateChecksAcrossKeys) {
+  const std::vector<std::string> overlap{"a.tif", "tile_size=256", "overlap=256"};
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, overlap); }).find("overlap (256) must be smaller"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, {}); }).find("use_fake_data=true"), std::string::npos);
+  const std::vector<std::string> fake{"use_fake_data=true"};
+  EXPECT_NO_THROW(mgpr::resolve_config({}, fake));
+}
+
+TEST(Config, HelpListsEveryKey) {
+  const auto help = mgpr::describe_config_keys();
+  for (const auto& key : mgpr::config_keys()) EXPECT_NE(help.find(key.name), std::string::npos) << key.name;
+}
+
+}  // namespace
