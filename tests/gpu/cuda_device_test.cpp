@@ -6,19 +6,21 @@
 
 namespace {
 
-void skip_without_cuda() {
-  if (!torch::cuda::is_available()) {
-    GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+// A skip in SetUp skips the whole test body.
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) {
+      GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+    }
   }
-}
+};
 
-TEST(Cuda, DeviceIsVisible) {
-  skip_without_cuda();
+TEST_F(Cuda, DeviceIsVisible) {
   EXPECT_GE(torch::cuda::device_count(), 1U);
 }
 
-TEST(Cuda, MatmulMatchesCpu) {
-  skip_without_cuda();
+TEST_F(Cuda, MatmulMatchesCpu) {
   torch::manual_seed(0);
   const auto a = torch::randn({256, 256});
   const auto b = torch::randn({256, 256});
