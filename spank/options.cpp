@@ -71,10 +71,12 @@ char kArgSeconds[] = "SECONDS";
 char kArgBind[] = "gpu|none";
 char kArgPort[] = "PORT";
 char kUsageEnable[] =
-    "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check, "
-    "deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
-char kUsageTimeout[] = "Seconds all ranks have to reach rendezvous before the step is ended (0: no check).";
-char kUsageStall[] = "Seconds a rank may go without progress after rendezvous before the step is ended (0: off).";
+    "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check "
+    "before launch. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
+char kUsageTimeout[] =
+    "Seconds all ranks have to reach rendezvous before the step is ended (0: no check; watchdog not enforced yet).";
+char kUsageStall[] =
+    "Seconds a rank may go without progress after rendezvous before the step is ended (0: off; not enforced yet).";
 char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
 char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
 
