@@ -1,5 +1,6 @@
-// Slurm's entry points. Each one catches everything: no C++ exception may unwind into
-// slurmstepd, srun or sbatch.
+// Slurm's entry points, and nothing else: each switches on the context it runs in
+// (srun, sbatch/salloc, slurmstepd) into that context's file, and catches everything,
+// because no C++ exception may unwind into slurmstepd, srun or sbatch.
 #include <string>
 #include <vector>
 
@@ -7,6 +8,8 @@
 #include "options.hpp"
 #include "plugin_args.hpp"
 #include "slurm_api.hpp"
+#include "srun_context.hpp"
+#include "stepd_context.hpp"
 
 extern "C" {
 extern const char plugin_name[] = "mgpr";
@@ -14,14 +17,55 @@ extern const char plugin_type[] = "spank";
 extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 }
 
-int slurm_spank_init(spank_t spank, int argc, char** argv) {
-  using namespace mgpr::spank;
+namespace {
+
+using namespace mgpr::spank;
+
+// Runs one callback's body; an escaping exception becomes a logged error and -1. Even
+// the logging is guarded: formatting may throw (memory) and nothing may leave.
+template <class Body>
+int guarded_entry(const char* callback, Body&& body) noexcept {
   try {
+    return body();
+  } catch (const std::exception& error) {
+    try {
+      log_error("{}: {}", callback, error.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      log_error("{}: unexpected error", callback);
+    } catch (...) {
+    }
+  }
+  return -1;
+}
+
+// Contexts where users give options: srun (local), sbatch/salloc (allocator), and
+// slurmstepd (remote), which receives them from srun.
+bool has_options(spank_context_t context) {
+  return context == S_CTX_LOCAL || context == S_CTX_ALLOCATOR || context == S_CTX_REMOTE;
+}
+
+}  // namespace
+
+int slurm_spank_init(spank_t spank, int argc, char** argv) {
+  return guarded_entry("init", [&] {
+    // A bad plugstack.conf argument is reported by name wherever the plugin loads.
     const std::vector<std::string> args(argv, argv + argc);
     plugin_args() = parse_plugin_args(args);
-  } catch (const std::exception& error) {
-    log_error("{}", error.what());
-    return -1;
-  }
-  return register_options(spank);
+    return has_options(spank_context()) ? register_options(spank) : 0;
+  });
+}
+
+int slurm_spank_local_user_init(spank_t spank, int /*argc*/, char** /*argv*/) {
+  return guarded_entry("local_user_init", [&] { return srun_local_user_init(spank); });
+}
+
+int slurm_spank_user_init(spank_t spank, int /*argc*/, char** /*argv*/) {
+  return guarded_entry("user_init", [&] { return stepd_user_init(spank); });
+}
+
+int slurm_spank_task_init(spank_t spank, int /*argc*/, char** /*argv*/) {
+  return guarded_entry("task_init", [&] { return stepd_task_init(spank); });
 }

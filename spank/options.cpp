@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
 
 #include "log.hpp"
-#include "mgpr/error.hpp"
 
 namespace mgpr::spank {
 namespace {
@@ -14,15 +12,18 @@ namespace {
 enum OptionId { kEnable, kTimeout, kStall, kBind, kPort };
 
 // Each callback catches its own errors: an exception must never cross into Slurm's C.
+// The parsers' messages already name the option.
 template <class Assign>
 int guarded(const char* option, Assign&& assign) {
   try {
     assign();
     return 0;
   } catch (const std::exception& error) {
-    log_error("--{}: {}", option, error.what());
-    return -1;
+    log_error("{}", error.what());
+  } catch (...) {
+    log_error("--{}: unexpected error", option);
   }
+  return -1;
 }
 
 int on_option(int id, const char* optarg, int /*remote*/) {
@@ -51,13 +52,7 @@ int on_option(int id, const char* optarg, int /*remote*/) {
       });
     case kPort:
       return guarded("mgpr-port", [&] {
-        int port = 0;
-        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
-        if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || port < 1024 ||
-            port > 65535) {
-          throw UsageError(fmt::format("'{}' is not a port number from 1024 to 65535", value));
-        }
-        options.port = port;
+        options.port = parse_port(value, "--mgpr-port");
         options.enabled = true;
       });
     default:
@@ -76,10 +71,12 @@ char kArgSeconds[] = "SECONDS";
 char kArgBind[] = "gpu|none";
 char kArgPort[] = "PORT";
 char kUsageEnable[] =
-    "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check, "
-    "deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
-char kUsageTimeout[] = "Seconds all ranks have to reach rendezvous before the step is ended (0: no check).";
-char kUsageStall[] = "Seconds a rank may go without progress after rendezvous before the step is ended (0: off).";
+    "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check "
+    "before launch. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
+char kUsageTimeout[] =
+    "Seconds all ranks have to reach rendezvous before the step is ended (0: no check; watchdog not enforced yet).";
+char kUsageStall[] =
+    "Seconds a rank may go without progress after rendezvous before the step is ended (0: off; not enforced yet).";
 char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
 char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
 

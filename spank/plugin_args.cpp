@@ -9,12 +9,20 @@
 namespace mgpr::spank {
 namespace {
 
+// A value as messages quote it: whole when short, else its start, so a 100 KB argument
+// does not become a 100 KB error line.
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  if (text.size() <= kShown) return fmt::format("'{}'", text);
+  return fmt::format("'{}...' ({} characters)", text.substr(0, kShown), text.size());
+}
+
 int parse_int(std::string_view text, std::string_view where, int min, int max) {
   int value = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    throw UsageError(fmt::format("{}: '{}' is not a whole number from {} to {}", where, text, min, max));
+    throw UsageError(fmt::format("{}: {} is not a whole number from {} to {}", where, quoted(text), min, max));
   }
   return value;
 }
@@ -22,7 +30,7 @@ int parse_int(std::string_view text, std::string_view where, int min, int max) {
 bool parse_bool(std::string_view text, std::string_view where) {
   if (text == "1" || text == "true" || text == "yes") return true;
   if (text == "0" || text == "false" || text == "no") return false;
-  throw UsageError(fmt::format("{}: '{}' is not 0 or 1", where, text));
+  throw UsageError(fmt::format("{}: {} is not 0 or 1", where, quoted(text)));
 }
 
 }  // namespace
@@ -35,20 +43,22 @@ PluginArgs& plugin_args() {
 Bind parse_bind(std::string_view text, std::string_view where) {
   if (text == "gpu") return Bind::kGpu;
   if (text == "none") return Bind::kNone;
-  throw UsageError(fmt::format("{}: '{}' is not gpu or none (gpu: one GPU per rank; none: leave devices "
+  throw UsageError(fmt::format("{}: {} is not gpu or none (gpu: one GPU per rank; none: leave devices "
                                "alone, for CPU runs)",
-                               where, text));
+                               where, quoted(text)));
 }
 
 int parse_seconds(std::string_view text, std::string_view where) {
   return parse_int(text, where, 0, 7 * 24 * 3600);
 }
 
+int parse_port(std::string_view text, std::string_view where) { return parse_int(text, where, 1024, 65535); }
+
 PluginArgs parse_plugin_args(std::span<const std::string> args) {
   PluginArgs out;
   for (const auto& arg : args) {
     const auto equals = arg.find('=');
-    const std::string where = fmt::format("plugstack.conf argument '{}'", arg);
+    const std::string where = fmt::format("plugstack.conf argument {}", quoted(arg));
     if (equals == std::string::npos) {
       throw UsageError(fmt::format("{}: expected key=value", where));
     }
@@ -61,17 +71,17 @@ PluginArgs parse_plugin_args(std::span<const std::string> args) {
     } else if (key == "bind") {
       out.bind = parse_bind(value, where);
     } else if (key == "port_min") {
-      out.port_min = parse_int(value, where, 1024, 65535);
+      out.port_min = parse_port(value, where);
     } else if (key == "port_max") {
-      out.port_max = parse_int(value, where, 1024, 65535);
+      out.port_max = parse_port(value, where);
     } else if (key == "log_dir") {
       out.log_dir = std::string(value);
     } else if (key == "strict") {
       out.strict = parse_bool(value, where);
     } else {
-      throw UsageError(fmt::format("{}: unknown key '{}'; known keys: timeout, stall, bind, port_min, port_max, "
+      throw UsageError(fmt::format("{}: unknown key {}; known keys: timeout, stall, bind, port_min, port_max, "
                                    "log_dir, strict",
-                                   where, key));
+                                   where, quoted(key)));
     }
   }
   if (out.port_min > out.port_max) {

@@ -26,5 +26,6 @@ PluginArgs& plugin_args();
 PluginArgs parse_plugin_args(std::span<const std::string> args);
 Bind parse_bind(std::string_view text, std::string_view where);
 int parse_seconds(std::string_view text, std::string_view where);
+int parse_port(std::string_view text, std::string_view where);
 
 }  // namespace mgpr::spank

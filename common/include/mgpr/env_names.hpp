@@ -30,6 +30,10 @@ inline constexpr const char* kSlurmNtasks = "SLURM_NTASKS";
 inline constexpr const char* kSlurmLocalId = "SLURM_LOCALID";
 inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";
 inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
+// Read by the SPANK plugin in slurmstepd: the step's hosts and GPUs, and where it came from.
+inline constexpr const char* kSlurmStepNodeList = "SLURM_STEP_NODELIST";
+inline constexpr const char* kSlurmStepGpus = "SLURM_STEP_GPUS";
+inline constexpr const char* kSlurmSubmitDir = "SLURM_SUBMIT_DIR";
 
 }  // namespace mgpr::env
 

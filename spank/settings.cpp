@@ -1,0 +1,22 @@
+#include "settings.hpp"
+
+namespace mgpr::spank {
+
+StepSettings resolve_settings(const StepOptions& options, const PluginArgs& args) {
+  StepSettings out;
+  out.enabled = options.enabled;
+  out.config_path = options.config_path;
+  out.rendezvous_timeout_s = options.rendezvous_timeout_s.value_or(args.rendezvous_timeout_s);
+  out.stall_timeout_s = options.stall_timeout_s.value_or(args.stall_timeout_s);
+  out.bind = options.bind.value_or(args.bind);
+  out.port = options.port;
+  out.port_min = args.port_min;
+  out.port_max = args.port_max;
+  out.log_dir = args.log_dir;
+  out.strict = args.strict;
+  return out;
+}
+
+const char* bind_name(Bind bind) { return bind == Bind::kGpu ? "gpu" : "none"; }
+
+}  // namespace mgpr::spank
