@@ -193,7 +193,9 @@ TEST(Plugin, BadOptionValuesAreRefusedByName) {
     // srun itself then echoes the whole argument; the plugin's own line quotes it short.
     const auto ours = result.err.find("mgpr: --mgpr-timeout:");
     const auto line_end = result.err.find('\n', ours);
-    if (ours != std::string::npos) EXPECT_LT(line_end - ours, 300U) << "a bad value is quoted short";
+    if (ours != std::string::npos) {
+      EXPECT_LT(line_end - ours, 300U) << "a bad value is quoted short";
+    }
   }
   // The cluster still runs steps afterwards.
   EXPECT_EQ(run_command({"srun", "-n1", "true"}).exit_code, 0);
