@@ -6,20 +6,15 @@
 #include <fstream>
 
 #include "run_command.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 using mgpr::launcher::run_command;
 namespace fs = std::filesystem;
 
-const fs::path kClusterDir = MGPR_TEST_CLUSTER_DIR;
 
-fs::path scratch(const std::string& name) {
-  const auto dir = kClusterDir / "scratch" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using mgpr::test::scratch;
 
 TEST(Cluster, SinfoShowsIdleNodeWithFourA100) {
   const auto result = run_command({"sinfo", "-N", "-h", "-o", "%t %G"});

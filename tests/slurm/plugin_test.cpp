@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "run_command.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -19,14 +20,8 @@ namespace fs = std::filesystem;
 using Variables = std::map<std::string, std::string>;
 using TaskVariables = std::map<int, Variables>;  // task id -> its environment
 
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::path(MGPR_TEST_CLUSTER_DIR) / "scratch" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::scratch;
+using mgpr::test::contains;
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file);

@@ -6,20 +6,15 @@
 
 #include "mgpr/log_layout.hpp"
 #include "run_command.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 using mgpr::launcher::run_command;
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::path(MGPR_TEST_CLUSTER_DIR) / "scratch" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::scratch;
+using mgpr::test::contains;
 
 TEST(Submit, DryRunOneNodeTwoA100) {
   const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--gpus", "a100:2", "use_fake_data=true"});
