@@ -8,30 +8,21 @@
 #include <set>
 #include <sstream>
 
+#include "plugin_test_support.hpp"
 #include "run_command.hpp"
 
 namespace {
 
 using mgpr::launcher::CommandResult;
 using mgpr::launcher::run_command;
+using mgpr::test::contains;
+using mgpr::test::read_file;
+using mgpr::test::scratch;
+using mgpr::test::srun;
 namespace fs = std::filesystem;
 
 using Variables = std::map<std::string, std::string>;
 using TaskVariables = std::map<int, Variables>;  // task id -> its environment
-
-fs::path scratch(const std::string& name) {
-  const auto dir = fs::path(MGPR_TEST_CLUSTER_DIR) / "scratch" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Parses `srun --label env` output: lines "<task>: NAME=VALUE".
 TaskVariables parse_labelled_env(const std::string& out) {
@@ -55,13 +46,6 @@ TaskVariables parse_labelled_env(const std::string& out) {
 std::string value_of(const Variables& variables, const std::string& name) {
   const auto found = variables.find(name);
   return found == variables.end() ? "<unset>" : found->second;
-}
-
-// srun with the step's diagnoses sent to `log_dir` rather than the test's working dir.
-CommandResult srun(const fs::path& log_dir, std::vector<std::string> args) {
-  std::vector<std::string> argv{"srun", "--export=ALL,MGPR_LOG_DIR=" + log_dir.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
 }
 
 void expect_one_distinct_gpu_per_rank(const TaskVariables& tasks, int ranks) {
@@ -193,7 +177,9 @@ TEST(Plugin, BadOptionValuesAreRefusedByName) {
     // srun itself then echoes the whole argument; the plugin's own line quotes it short.
     const auto ours = result.err.find("mgpr: --mgpr-timeout:");
     const auto line_end = result.err.find('\n', ours);
-    if (ours != std::string::npos) EXPECT_LT(line_end - ours, 300U) << "a bad value is quoted short";
+    if (ours != std::string::npos) {
+      EXPECT_LT(line_end - ours, 300U) << "a bad value is quoted short";
+    }
   }
   // The cluster still runs steps afterwards.
   EXPECT_EQ(run_command({"srun", "-n1", "true"}).exit_code, 0);
@@ -252,14 +238,14 @@ TEST(Plugin, ConcurrentStepsGetDifferentPortsAndTheirOwnGpus) {
   EXPECT_EQ(gpus, (std::set<std::string>{"gpu=0", "gpu=1", "gpu=2", "gpu=3"})) << read_file(out);
 }
 
-// strict=0 in plugstack.conf: a second cluster beside the shared one, whose plugin has
-// the site defaults. Stopped here, and by the slurm.lenient_cluster_stop cleanup test
+// strict=0 timeout=2 in plugstack.conf: a second cluster beside the shared one, whose
+// plugin has the site defaults. Stopped here, and by the slurm.lenient_cluster_stop cleanup test
 // should this process die first.
 class LenientCluster : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const auto started = run_command({MGPR_LOCAL_SLURM, "start", MGPR_LENIENT_CLUSTER_DIR, "--plugin", MGPR_PLUGIN,
-                                      "--plugin-args", "strict=0"});
+                                      "--plugin-args", "strict=0 timeout=2"});
     start_error_ = started.exit_code == 0 ? "" : started.err;
   }
   static void TearDownTestSuite() { run_command({MGPR_LOCAL_SLURM, "stop", MGPR_LENIENT_CLUSTER_DIR}); }
@@ -286,6 +272,22 @@ TEST_F(LenientCluster, StrictOffWarnsAndRunsTheStep) {
   EXPECT_EQ(value_of(env, "RANK"), "0");
   EXPECT_EQ(value_of(env, "CUDA_VISIBLE_DEVICES"), "0");
   EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "warning (strict=0")) << "diagnosis not recorded";
+}
+
+TEST_F(LenientCluster, TheSiteTimeoutLeavesAProgramThatDoesNotReportAlone) {
+  const auto logs = scratch("plugin-site-timeout-quiet");
+  const auto result = lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2",
+                                    "--gpus=a100:2", "sleep", "4"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(contains(result.err, "deadlock")) << result.err;
+}
+
+TEST_F(LenientCluster, AnArrivalArmsTheSiteTimeout) {
+  const auto logs = scratch("plugin-site-timeout-armed");
+  const auto result = lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2", "--gpus=a100:2",
+                                    "bash", "-c", "[ $RANK = 1 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.err, "rank 1 did not reach rendezvous within 2 s")) << result.err;
 }
 
 }  // namespace
