@@ -166,19 +166,23 @@ int stepd_user_init(spank_t spank) {
       static_cast<int>(required(items.local_task_count(), "the local task count (S_JOB_LOCAL_TASK_COUNT)"));
   shape.gpus = count_step_gpus(items.getenv(env::kSlurmStepGpus));
   const auto finding = check_geometry(shape, settings.bind, settings.strict);
-  if (finding.verdict == Verdict::kRun) {
-    start_watch(items, settings, shape);
-    return 0;
+  if (finding.verdict != Verdict::kRun) {
+    // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
+    log_error("{}", finding.message);
+    record_diagnosis(job_log_dir(items, settings, shape.job_id), finding.message);
+    // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
+    // still exits 0, and an `optional` plugin's errors are ignored altogether. The
+    // tasks end themselves in task_init instead.
+    node_decision().refused = finding.verdict == Verdict::kRefuse;
+    if (node_decision().refused) return 0;
   }
-
-  // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
-  log_error("{}", finding.message);
-  record_diagnosis(job_log_dir(items, settings, shape.job_id), finding.message);
-  // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
-  // still exits 0, and an `optional` plugin's errors are ignored altogether. The tasks
-  // end themselves in task_init instead.
-  node_decision().refused = finding.verdict == Verdict::kRefuse;
-  if (!node_decision().refused) start_watch(items, settings, shape);
+  // For the same reason, a watchdog that cannot start costs the step nothing: it runs
+  // unwatched, and says so.
+  try {
+    start_watch(items, settings, shape);
+  } catch (const std::exception& error) {
+    log_error("no watchdog for step {}.{}: {}", shape.job_id, shape.step_id, error.what());
+  }
   return 0;
 }
 

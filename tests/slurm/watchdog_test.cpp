@@ -88,4 +88,12 @@ TEST(Watchdog, AReportingStepRunsToTheEndAndLeavesNoProgressFiles) {
   EXPECT_FALSE(fs::exists(logs / "progress")) << "the progress folder is tidied";
 }
 
+TEST(Watchdog, AnUnwritableLogFolderCostsTheStepNothing) {
+  const auto run = timed_srun("/proc/mgpr-no-such-folder",
+                              two_ranks({"--mgpr"}, "echo \"rank $RANK ${MGPR_PROGRESS_FILE-no-progress-file}\""));
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_TRUE(contains(run.result.out, "rank 1 no-progress-file")) << run.result.out;
+  EXPECT_TRUE(contains(run.result.err, "mgpr: no rendezvous/stall watch for step")) << run.result.err;
+}
+
 }  // namespace
