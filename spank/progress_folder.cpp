@@ -26,10 +26,14 @@ ProgressFolder::ProgressFolder(std::filesystem::path dir, std::vector<int> local
 ProgressFolder::~ProgressFolder() {
   std::error_code ignored;
   for (const int rank : local_ranks_) std::filesystem::remove(progress_file(dir_, rank), ignored);
-  if (created_top_.empty()) return;
-  // remove() deletes a folder only when it is empty: a folder still holding another
-  // node's files, or anything else, stays.
-  for (auto path = dir_; !path.empty(); path = path.parent_path()) {
+  // remove() deletes a folder only when it is empty: one still holding another node's
+  // files, or anything else, stays. The step's folder and `progress` are the plugin's
+  // own, whoever made them (concurrent steps of a job share `progress`); above them
+  // only what this node made goes.
+  const auto progress_root = dir_.parent_path();
+  if (!std::filesystem::remove(dir_, ignored) || !std::filesystem::remove(progress_root, ignored)) return;
+  if (created_top_.empty() || created_top_ == dir_ || created_top_ == progress_root) return;
+  for (auto path = progress_root.parent_path(); !path.empty(); path = path.parent_path()) {
     if (!std::filesystem::remove(path, ignored) || path == created_top_) break;
   }
 }

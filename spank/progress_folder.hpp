@@ -1,8 +1,8 @@
 #pragma once
-// The folder of a step's progress files, as one node sees it: made ready before the
-// node's tasks start, tidied when the step ends there. Only what this node made is
-// removed, and a folder only when empty, so a shared log folder, other nodes' files
-// and anything of the user's stay.
+// The folder of a step's progress files, <log_dir>/progress/<step>, as one node sees
+// it: made ready before the node's tasks start, tidied when the step ends there. Only
+// empty folders are removed, and above `progress` only those this node made, so a
+// shared log folder, other nodes' files and anything of the user's stay.
 #include <filesystem>
 #include <vector>
 

@@ -188,10 +188,12 @@ TEST(Plugin, BadOptionValuesAreRefusedByName) {
 TEST(Plugin, BatchScriptIsNotARankButItsStepsAre) {
   const auto dir = scratch("plugin-batch");
   const auto script = dir / "job.sh";
+  // The steps' log folder goes to scratch, not under the test's working directory.
   std::ofstream(script) << "#!/bin/bash\n"
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:2\n"
                            "#SBATCH -n2\n"
+                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
                            "echo \"batch RANK=${RANK-unset}\"\n"
                            "srun --label env\n";
   const auto out = dir / "job.out";
@@ -210,6 +212,7 @@ TEST(Plugin, ConcurrentStepsGetDifferentPortsAndTheirOwnGpus) {
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:4\n"
                            "#SBATCH -n4\n"
+                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
                            "for i in 1 2; do\n"
                            "  srun --exact -n2 --gpus=a100:2 bash -c "
                            "'echo \"step=$SLURM_STEP_ID rank=$RANK port=$MASTER_PORT gpu=$CUDA_VISIBLE_DEVICES\"; "

@@ -154,6 +154,15 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
     EXPECT_FALSE(fs::exists(progress_file(dir, 0))) << "a stale report is cleared before the tasks start";
   }
   EXPECT_TRUE(fs::exists(progress_file(dir, 5))) << "another node's file stays";
+
+  // Two concurrent steps of a job: the later one's end leaves no empty `progress`.
+  fs::remove_all(root / "submit" / "slurm_logs");
+  const auto job_dir = root / "submit" / "slurm_logs" / "43";
+  {
+    const ProgressFolder step0(progress_dir(job_dir, 0), {0});
+    const ProgressFolder step1(progress_dir(job_dir, 1), {0});
+  }
+  EXPECT_FALSE(fs::exists(job_dir / "progress"));
   fs::remove_all(root);
 }
 
