@@ -69,3 +69,11 @@ int slurm_spank_user_init(spank_t spank, int /*argc*/, char** /*argv*/) {
 int slurm_spank_task_init(spank_t spank, int /*argc*/, char** /*argv*/) {
   return guarded_entry("task_init", [&] { return stepd_task_init(spank); });
 }
+
+int slurm_spank_task_exit(spank_t spank, int /*argc*/, char** /*argv*/) {
+  return guarded_entry("task_exit", [&] { return stepd_task_exit(spank); });
+}
+
+int slurm_spank_exit(spank_t spank, int /*argc*/, char** /*argv*/) {
+  return guarded_entry("exit", [&] { return spank_context() == S_CTX_REMOTE ? stepd_exit(spank) : 0; });
+}

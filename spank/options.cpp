@@ -72,11 +72,11 @@ char kArgBind[] = "gpu|none";
 char kArgPort[] = "PORT";
 char kUsageEnable[] =
     "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check "
-    "before launch. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
+    "before launch, deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
 char kUsageTimeout[] =
-    "Seconds all ranks have to reach rendezvous before the step is ended (0: no check; watchdog not enforced yet).";
-char kUsageStall[] =
-    "Seconds a rank may go without progress after rendezvous before the step is ended (0: off; not enforced yet).";
+    "Seconds all ranks have to report rendezvous (MGPR_PROGRESS_FILE) before the step is ended (0: no check).";
+char kUsageStall[] = "Seconds a rank may go without reporting progress after rendezvous before the step is ended "
+                     "(0: off).";
 char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
 char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
 

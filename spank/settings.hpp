@@ -22,6 +22,7 @@ struct StepSettings {
   bool enabled = false;
   std::string config_path;  // empty: --mgpr without CONFIG
   int rendezvous_timeout_s = 0;
+  bool timeout_given = false;  // --mgpr-timeout on the command line (or #SBATCH)
   int stall_timeout_s = 0;
   Bind bind = Bind::kGpu;
   std::optional<int> port;  // --mgpr-port; else derived from job and step id
@@ -32,6 +33,9 @@ struct StepSettings {
 };
 
 StepSettings resolve_settings(const StepOptions& options, const PluginArgs& args);
+
+// Whether the watchdog reads progress files (and tasks get MGPR_PROGRESS_FILE).
+bool watches_progress(const StepSettings& settings);
 
 const char* bind_name(Bind bind);
 

@@ -41,6 +41,18 @@ std::optional<int> SpankItems::task_local_id() const {
   return value;
 }
 
+std::optional<int> SpankItems::task_exit_status() const {
+  int value = 0;
+  if (spank_get_item(spank_, S_TASK_EXIT_STATUS, &value) != ESPANK_SUCCESS) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint32_t> SpankItems::global_id_of_local_task(std::uint32_t local_id) const {
+  std::uint32_t global_id = 0;
+  if (spank_get_item(spank_, S_JOB_LOCAL_TO_GLOBAL_ID, local_id, &global_id) != ESPANK_SUCCESS) return std::nullopt;
+  return global_id;
+}
+
 std::optional<std::string> SpankItems::getenv(const char* name) const {
   std::vector<char> buffer(256);
   while (true) {

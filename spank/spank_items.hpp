@@ -21,6 +21,8 @@ class SpankItems {
   [[nodiscard]] std::optional<std::uint32_t> total_task_count() const { return u32(S_JOB_TOTAL_TASK_COUNT); }
   [[nodiscard]] std::optional<std::uint32_t> task_global_id() const { return u32(S_TASK_GLOBAL_ID); }
   [[nodiscard]] std::optional<int> task_local_id() const;
+  [[nodiscard]] std::optional<int> task_exit_status() const;  // a wait() status, in task_exit
+  [[nodiscard]] std::optional<std::uint32_t> global_id_of_local_task(std::uint32_t local_id) const;
 
   // The job's (remote context: the task's) environment, not the plugin process's own.
   [[nodiscard]] std::optional<std::string> getenv(const char* name) const;

@@ -1,10 +1,13 @@
 #include "stepd_context.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <array>
+#include <memory>
+#include <optional>
 
 #include "diagnoses.hpp"
 #include "geometry.hpp"
@@ -12,8 +15,10 @@
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "options.hpp"
+#include "progress_folder.hpp"
 #include "spank_items.hpp"
 #include "task_environment.hpp"
+#include "watchdog.hpp"
 
 namespace mgpr::spank {
 namespace {
@@ -26,11 +31,33 @@ constexpr int kRefusedExitCode = 2;
 struct NodeDecision {
   bool wired = false;    // --mgpr is on and this is a real srun step
   bool refused = false;  // the geometry check refused the step
+  std::optional<std::filesystem::path> progress_dir;  // ready for the ranks' reports
 };
 
 NodeDecision& node_decision() {
   static NodeDecision decision;
   return decision;
+}
+
+// This node's watch over the step, from user_init to exit. Members are destroyed in
+// reverse: the watchdog stops before its folder is tidied.
+struct NodeWatch {
+  std::optional<ProgressFolder> folder;  // when the watchdog reads progress files
+  std::optional<Watchdog> watchdog;
+};
+
+// The tasks are forked while the watch runs; a forked task that calls exit() (Slurm
+// does when a launch fails) would run this static's destructor and join a thread that
+// does not exist in the child, so the child drops it unfreed (it is about to exec or
+// exit anyway).
+std::unique_ptr<NodeWatch>& node_watch() {
+  static std::unique_ptr<NodeWatch> watch;
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { static_cast<void>(node_watch().release()); });
+    return true;
+  }();
+  static_cast<void>(registered);
+  return watch;
 }
 
 StepSettings current_settings() { return resolve_settings(step_options(), plugin_args()); }
@@ -59,6 +86,46 @@ void record_diagnosis(const std::filesystem::path& log_dir, const std::string& m
   } catch (const std::exception& error) {
     log_error("could not record the diagnosis in {}: {}", log_dir.string(), error.what());
   }
+}
+
+std::vector<int> local_ranks(const SpankItems& items, int local_tasks) {
+  std::vector<int> ranks;
+  for (int local = 0; local < local_tasks; ++local) {
+    const auto rank = items.global_id_of_local_task(static_cast<std::uint32_t>(local));
+    if (!rank) throw UsageError(fmt::format("Slurm did not provide the global id of local task {}", local));
+    ranks.push_back(static_cast<int>(*rank));
+  }
+  return ranks;
+}
+
+// Starts the watchdog before any task runs. The progress folder is made here, as the
+// user (user_init runs with the user's privileges), so the tasks can write in it.
+void start_watch(const SpankItems& items, const StepSettings& settings, const NodeShape& shape) {
+  WatchdogConfig config;
+  config.job_id = shape.job_id;
+  config.step_id = shape.step_id;
+  config.host = shape.host;
+  config.world_size = static_cast<int>(required(items.total_task_count(), "the task count (S_JOB_TOTAL_TASK_COUNT)"));
+  config.rendezvous_timeout_s = settings.rendezvous_timeout_s;
+  config.stall_timeout_s = settings.stall_timeout_s;
+  config.armed_from_start = settings.timeout_given;
+  config.local_ranks = local_ranks(items, shape.local_tasks);
+  config.log_dir = job_log_dir(items, settings, shape.job_id);
+  config.progress_dir = progress_dir(config.log_dir, shape.step_id);
+  auto watch = std::make_unique<NodeWatch>();
+  if (watches_progress(settings)) {
+    try {
+      watch->folder.emplace(config.progress_dir, config.local_ranks);
+      node_decision().progress_dir = config.progress_dir;
+    } catch (const std::exception& error) {
+      // A read-only log folder must not cost the step: it runs, unwatched for progress.
+      log_error("no rendezvous/stall watch for step {}.{}: {}", shape.job_id, shape.step_id, error.what());
+      config.rendezvous_timeout_s = 0;
+      config.stall_timeout_s = 0;
+    }
+  }
+  watch->watchdog.emplace(std::move(config));
+  node_watch() = std::move(watch);
 }
 
 TaskFacts read_task_facts(const SpankItems& items) {
@@ -99,15 +166,23 @@ int stepd_user_init(spank_t spank) {
       static_cast<int>(required(items.local_task_count(), "the local task count (S_JOB_LOCAL_TASK_COUNT)"));
   shape.gpus = count_step_gpus(items.getenv(env::kSlurmStepGpus));
   const auto finding = check_geometry(shape, settings.bind, settings.strict);
-  if (finding.verdict == Verdict::kRun) return 0;
-
-  // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
-  log_error("{}", finding.message);
-  record_diagnosis(job_log_dir(items, settings, shape.job_id), finding.message);
-  // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
-  // still exits 0, and an `optional` plugin's errors are ignored altogether. The tasks
-  // end themselves in task_init instead.
-  node_decision().refused = finding.verdict == Verdict::kRefuse;
+  if (finding.verdict != Verdict::kRun) {
+    // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
+    log_error("{}", finding.message);
+    record_diagnosis(job_log_dir(items, settings, shape.job_id), finding.message);
+    // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
+    // still exits 0, and an `optional` plugin's errors are ignored altogether. The
+    // tasks end themselves in task_init instead.
+    node_decision().refused = finding.verdict == Verdict::kRefuse;
+    if (node_decision().refused) return 0;
+  }
+  // For the same reason, a watchdog that cannot start costs the step nothing: it runs
+  // unwatched, and says so.
+  try {
+    start_watch(items, settings, shape);
+  } catch (const std::exception& error) {
+    log_error("no watchdog for step {}.{}: {}", shape.job_id, shape.step_id, error.what());
+  }
   return 0;
 }
 
@@ -121,8 +196,25 @@ int stepd_task_init(spank_t spank) {
     ::_exit(kRefusedExitCode);
   }
   const SpankItems items(spank);
-  const auto environment = task_environment(read_task_facts(items), current_settings());
+  auto facts = read_task_facts(items);
+  facts.progress_dir = decision.progress_dir;
+  const auto environment = task_environment(facts, current_settings());
   for (const auto& [name, value] : environment) items.setenv(name, value);
+  return 0;
+}
+
+int stepd_task_exit(spank_t spank) {
+  const auto& watch = node_watch();
+  if (!watch || !watch->watchdog) return 0;
+  const SpankItems items(spank);
+  const auto rank = items.task_global_id();
+  const auto status = items.task_exit_status();
+  if (rank && status) watch->watchdog->task_exited(static_cast<int>(*rank), *status);
+  return 0;
+}
+
+int stepd_exit(spank_t /*spank*/) {
+  node_watch().reset();
   return 0;
 }
 

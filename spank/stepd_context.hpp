@@ -6,11 +6,18 @@
 
 namespace mgpr::spank {
 
-// Checks this node's geometry; reports a problem to the user and to diagnoses.log.
+// Checks this node's geometry, reporting a problem to the user and to diagnoses.log;
+// starts the node's watchdog for a step that runs.
 int stepd_user_init(spank_t spank);
 
 // Gives the task its rank and device environment, or ends a refused step's task before
 // the program starts.
 int stepd_task_init(spank_t spank);
+
+// In slurmstepd as each task ends: a rank that fails ends the whole step.
+int stepd_task_exit(spank_t spank);
+
+// The step is over on this node: stops the watchdog.
+int stepd_exit(spank_t spank);
 
 }  // namespace mgpr::spank

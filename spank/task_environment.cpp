@@ -4,6 +4,7 @@
 
 #include "mgpr/env_names.hpp"
 #include "mgpr/log_layout.hpp"
+#include "watchdog_rules.hpp"
 
 namespace mgpr::spank {
 
@@ -69,6 +70,7 @@ Environment task_environment(const TaskFacts& facts, const StepSettings& setting
   out.emplace_back(env::kLogDir,
                    choose_log_dir(settings.log_dir, facts.task_log_dir, facts.submit_dir, facts.job_id).string());
   if (!settings.config_path.empty()) out.emplace_back(env::kConfig, settings.config_path);
+  if (facts.progress_dir) out.emplace_back(env::kProgressFile, progress_file(*facts.progress_dir, facts.rank).string());
   return out;
 }
 

@@ -54,6 +54,7 @@ struct TaskFacts {
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES as Slurm set it
   std::optional<std::string> task_log_dir;     // MGPR_LOG_DIR already in the environment
   std::optional<std::string> submit_dir;       // SLURM_SUBMIT_DIR
+  std::optional<std::filesystem::path> progress_dir;  // when the watchdog reads reports
 };
 
 using Environment = std::vector<std::pair<std::string, std::string>>;

@@ -15,18 +15,14 @@ namespace {
 
 using mgpr::launcher::CommandResult;
 using mgpr::launcher::run_command;
+using mgpr::test::contains;
+using mgpr::test::read_file;
+using mgpr::test::scratch;
+using mgpr::test::srun;
 namespace fs = std::filesystem;
 
 using Variables = std::map<std::string, std::string>;
 using TaskVariables = std::map<int, Variables>;  // task id -> its environment
-
-using mgpr::test::scratch;
-using mgpr::test::contains;
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Parses `srun --label env` output: lines "<task>: NAME=VALUE".
 TaskVariables parse_labelled_env(const std::string& out) {
@@ -50,13 +46,6 @@ TaskVariables parse_labelled_env(const std::string& out) {
 std::string value_of(const Variables& variables, const std::string& name) {
   const auto found = variables.find(name);
   return found == variables.end() ? "<unset>" : found->second;
-}
-
-// srun with the step's diagnoses sent to `log_dir` rather than the test's working dir.
-CommandResult srun(const fs::path& log_dir, std::vector<std::string> args) {
-  std::vector<std::string> argv{"srun", "--export=ALL,MGPR_LOG_DIR=" + log_dir.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
 }
 
 void expect_one_distinct_gpu_per_rank(const TaskVariables& tasks, int ranks) {
@@ -199,10 +188,12 @@ TEST(Plugin, BadOptionValuesAreRefusedByName) {
 TEST(Plugin, BatchScriptIsNotARankButItsStepsAre) {
   const auto dir = scratch("plugin-batch");
   const auto script = dir / "job.sh";
+  // The steps' log folder goes to scratch, not under the test's working directory.
   std::ofstream(script) << "#!/bin/bash\n"
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:2\n"
                            "#SBATCH -n2\n"
+                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
                            "echo \"batch RANK=${RANK-unset}\"\n"
                            "srun --label env\n";
   const auto out = dir / "job.out";
@@ -221,6 +212,7 @@ TEST(Plugin, ConcurrentStepsGetDifferentPortsAndTheirOwnGpus) {
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:4\n"
                            "#SBATCH -n4\n"
+                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
                            "for i in 1 2; do\n"
                            "  srun --exact -n2 --gpus=a100:2 bash -c "
                            "'echo \"step=$SLURM_STEP_ID rank=$RANK port=$MASTER_PORT gpu=$CUDA_VISIBLE_DEVICES\"; "
@@ -249,14 +241,14 @@ TEST(Plugin, ConcurrentStepsGetDifferentPortsAndTheirOwnGpus) {
   EXPECT_EQ(gpus, (std::set<std::string>{"gpu=0", "gpu=1", "gpu=2", "gpu=3"})) << read_file(out);
 }
 
-// strict=0 in plugstack.conf: a second cluster beside the shared one, whose plugin has
-// the site defaults. Stopped here, and by the slurm.lenient_cluster_stop cleanup test
+// strict=0 timeout=2 in plugstack.conf: a second cluster beside the shared one, whose
+// plugin has the site defaults. Stopped here, and by the slurm.lenient_cluster_stop cleanup test
 // should this process die first.
 class LenientCluster : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const auto started = run_command({MGPR_LOCAL_SLURM, "start", MGPR_LENIENT_CLUSTER_DIR, "--plugin", MGPR_PLUGIN,
-                                      "--plugin-args", "strict=0"});
+                                      "--plugin-args", "strict=0 timeout=2"});
     start_error_ = started.exit_code == 0 ? "" : started.err;
   }
   static void TearDownTestSuite() { run_command({MGPR_LOCAL_SLURM, "stop", MGPR_LENIENT_CLUSTER_DIR}); }
@@ -283,6 +275,22 @@ TEST_F(LenientCluster, StrictOffWarnsAndRunsTheStep) {
   EXPECT_EQ(value_of(env, "RANK"), "0");
   EXPECT_EQ(value_of(env, "CUDA_VISIBLE_DEVICES"), "0");
   EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "warning (strict=0")) << "diagnosis not recorded";
+}
+
+TEST_F(LenientCluster, TheSiteTimeoutLeavesAProgramThatDoesNotReportAlone) {
+  const auto logs = scratch("plugin-site-timeout-quiet");
+  const auto result = lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2",
+                                    "--gpus=a100:2", "sleep", "4"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(contains(result.err, "deadlock")) << result.err;
+}
+
+TEST_F(LenientCluster, AnArrivalArmsTheSiteTimeout) {
+  const auto logs = scratch("plugin-site-timeout-armed");
+  const auto result = lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2", "--gpus=a100:2",
+                                    "bash", "-c", "[ $RANK = 1 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(contains(result.err, "rank 1 did not reach rendezvous within 2 s")) << result.err;
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #pragma once
 // Helpers shared by the real-cluster tests.
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
+
+#include "run_command.hpp"
 
 namespace mgpr::test {
 
@@ -14,5 +18,18 @@ inline std::filesystem::path scratch(const std::string& name) {
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+inline std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// srun with the step's log folder (diagnoses, progress files) in `log_dir` rather than
+// under the test's working directory.
+inline launcher::CommandResult srun(const std::filesystem::path& log_dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"srun", "--export=ALL,MGPR_LOG_DIR=" + log_dir.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return launcher::run_command(argv);
+}
 
 }  // namespace mgpr::test

@@ -140,6 +140,14 @@ TEST(SpankTaskEnvironment, OptionsShowInTheEnvironment) {
   EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0U);  // bind=none leaves Slurm's value alone
 }
 
+TEST(SpankTaskEnvironment, ProgressFileOnlyWhenTheWatchdogReadsIt) {
+  auto facts = second_rank_on_second_node();
+  EXPECT_EQ(as_map(task_environment(facts, default_settings())).count("MGPR_PROGRESS_FILE"), 0U);
+  facts.progress_dir = "/home/u/run/slurm_logs/1000/progress/2";
+  const auto env = as_map(task_environment(facts, default_settings()));
+  EXPECT_EQ(env.at("MGPR_PROGRESS_FILE"), "/home/u/run/slurm_logs/1000/progress/2/rank-00003");
+}
+
 TEST(SpankTaskEnvironment, NoGpusNoDeviceVariable) {
   auto facts = second_rank_on_second_node();
   facts.visible_devices.reset();

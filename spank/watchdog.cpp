@@ -1,0 +1,133 @@
+#include "watchdog.hpp"
+
+#include <algorithm>
+#include <csignal>
+
+#include "diagnoses.hpp"
+#include "log.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace mgpr::spank {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::seconds(1);
+// After SIGTERM, the ranks get this long to exit before SIGKILL ends the step for good
+// (a rank blocked in a collective may never act on SIGTERM).
+constexpr auto kKillGrace = std::chrono::seconds(10);
+
+double seconds_since(std::filesystem::file_time_type when) {
+  return std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - when).count();
+}
+
+}  // namespace
+
+Watchdog::Watchdog(WatchdogConfig config)
+    : config_(std::move(config)), thread_([this](const std::stop_token& stop) { watch(stop); }) {}
+
+Watchdog::~Watchdog() {
+  thread_.request_stop();
+  wake_.notify_all();
+}
+
+void Watchdog::task_exited(int rank, int wait_status) {
+  {
+    const std::lock_guard lock(mutex_);
+    exited_ranks_.insert(rank);
+  }
+  // A single rank has no peer to release.
+  if (config_.world_size > 1 && exit_ends_step(wait_status)) {
+    end_step(early_exit_message(config_.job_id, config_.step_id, config_.host, rank, wait_status));
+  }
+}
+
+void Watchdog::watch(const std::stop_token& stop) {
+  const bool watch_progress = config_.rendezvous_timeout_s > 0 || config_.stall_timeout_s > 0;
+  // Nothing may escape a thread: std::terminate would take slurmstepd down with it.
+  try {
+    std::unique_lock lock(mutex_);
+    while (!stop.stop_requested()) {
+      if (ending_since_) {
+        if (std::chrono::steady_clock::now() - *ending_since_ >= kKillGrace) {
+          lock.unlock();
+          signal_step(SIGKILL);
+          return;
+        }
+      } else if (watch_progress) {
+        lock.unlock();
+        const auto verdict = judge(observe());
+        if (verdict.end_step) end_step(verdict.message);
+        lock.lock();
+      }
+      wake_.wait_for(lock, stop, kPollInterval, [] { return false; });
+    }
+  } catch (const std::exception& error) {
+    try {
+      log_error("watchdog of step {}.{} stopped: {}", config_.job_id, config_.step_id, error.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+}
+
+WatchFacts Watchdog::observe() {
+  WatchFacts facts;
+  facts.job_id = config_.job_id;
+  facts.step_id = config_.step_id;
+  facts.host = config_.host;
+  facts.world_size = config_.world_size;
+  facts.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  facts.rendezvous_timeout_s = config_.rendezvous_timeout_s;
+  facts.stall_timeout_s = config_.stall_timeout_s;
+  facts.armed_from_start = config_.armed_from_start;
+  std::set<int> exited;
+  {
+    const std::lock_guard lock(mutex_);
+    exited = exited_ranks_;
+  }
+  std::error_code error;
+  for (const int rank : config_.local_ranks) {
+    RankProgress progress{.rank = rank, .exited = exited.contains(rank)};
+    const auto touched = std::filesystem::last_write_time(progress_file(config_.progress_dir, rank), error);
+    if (!error) {
+      progress.arrived = true;
+      progress.seconds_since_report = seconds_since(touched);
+    }
+    facts.local.push_back(progress);
+  }
+  // Other nodes' ranks show up here only when the log folder is shared.
+  for (const auto& entry : std::filesystem::directory_iterator(config_.progress_dir, error)) {
+    const auto rank = rank_of_progress_file(entry.path().filename().string());
+    const bool local = rank && std::find(config_.local_ranks.begin(), config_.local_ranks.end(), *rank) !=
+                                   config_.local_ranks.end();
+    if (rank && !local) facts.arrived_elsewhere.push_back(*rank);
+  }
+  return facts;
+}
+
+void Watchdog::end_step(const std::string& message) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (ending_since_) return;
+    ending_since_ = std::chrono::steady_clock::now();
+  }
+  // slurm_error from slurmstepd reaches srun's stderr; the file keeps it for mgpr-logs.
+  log_error("{}", message);
+  try {
+    append_diagnosis(config_.log_dir, message);
+  } catch (const std::exception& error) {
+    log_error("could not record the diagnosis in {}: {}", config_.log_dir.string(), error.what());
+  }
+  signal_step(SIGTERM);
+}
+
+void Watchdog::signal_step(int signal) {
+  if (slurm_kill_job_step(config_.job_id, config_.step_id, static_cast<std::uint16_t>(signal)) != SLURM_SUCCESS) {
+    log_error("could not signal step {}.{} ({}): {}", config_.job_id, config_.step_id, signal,
+              slurm_strerror(slurm_get_errno()));
+  }
+}
+
+}  // namespace mgpr::spank

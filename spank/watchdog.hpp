@@ -1,0 +1,63 @@
+#pragma once
+// The deadlock and stall watchdog of one node of a step, living in slurmstepd from
+// user_init to exit. A thread polls the step's progress files and ends the whole step
+// (slurm_kill_job_step, which reaches every node) when watchdog_rules.hpp says so;
+// task_exit reports each task's end, and a rank that fails ends the step at once.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "watchdog_rules.hpp"
+
+namespace mgpr::spank {
+
+struct WatchdogConfig {
+  std::uint32_t job_id = 0;
+  std::uint32_t step_id = 0;
+  std::string host;
+  int world_size = 0;
+  int rendezvous_timeout_s = 0;
+  int stall_timeout_s = 0;
+  bool armed_from_start = false;
+  std::vector<int> local_ranks;
+  std::filesystem::path log_dir;       // diagnoses.log goes here
+  std::filesystem::path progress_dir;  // the ranks' progress files
+};
+
+class Watchdog {
+ public:
+  // Starts the thread: it polls progress files when a rendezvous or stall timeout is
+  // set, and turns a SIGTERM the step ignores into SIGKILL.
+  explicit Watchdog(WatchdogConfig config);
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog();  // stops the thread; the jthread member joins it
+
+  // From task_exit, in slurmstepd's main thread.
+  void task_exited(int rank, int wait_status);
+
+ private:
+  void watch(const std::stop_token& stop);
+  [[nodiscard]] WatchFacts observe();
+  // Reports once, then asks Slurm to end the step (SIGTERM, SIGKILL after a grace).
+  void end_step(const std::string& message);
+  void signal_step(int signal);
+
+  WatchdogConfig config_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::set<int> exited_ranks_;  // guarded by mutex_
+  std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
+  std::jthread thread_;         // last: it uses every member above
+};
+
+}  // namespace mgpr::spank

@@ -1,0 +1,99 @@
+// The plugin's watchdog on the real local cluster: steps whose ranks do not all reach
+// rendezvous, stop progressing, or fail early are ended with a diagnosis.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "test_support.hpp"
+
+namespace {
+
+using mgpr::launcher::CommandResult;
+using mgpr::test::contains;
+using mgpr::test::read_file;
+using mgpr::test::scratch;
+using mgpr::test::srun;
+namespace fs = std::filesystem;
+
+struct TimedResult {
+  CommandResult result;
+  double seconds = 0;
+};
+
+TimedResult timed_srun(const fs::path& logs, const std::vector<std::string>& args) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = srun(logs, args);
+  return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// Two ranks on two GPUs running `script` with bash, plus `options`.
+std::vector<std::string> two_ranks(std::vector<std::string> options, const std::string& script) {
+  options.insert(options.end(), {"-n2", "--gpus=a100:2", "bash", "-c", script});
+  return options;
+}
+
+TEST(Watchdog, ARankThatNeverArrivesEndsTheStepWithinTimeoutPlusTen) {
+  const auto logs = scratch("watchdog-deadlock");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=5"},
+                                              "[ $RANK = 1 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 15.0);
+  EXPECT_TRUE(contains(run.result.err, "mgpr: deadlock:")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "rank 1 did not reach rendezvous within 5 s; arrived: 0 (1 of 2)"))
+      << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "rank 1 did not reach rendezvous"));
+}
+
+TEST(Watchdog, AnExplicitTimeoutCatchesAProgramThatNeverReports) {
+  const auto logs = scratch("watchdog-never");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=3"}, "sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 13.0);
+  EXPECT_TRUE(contains(run.result.err, "ranks 0,1 did not reach rendezvous within 3 s; arrived: none (0 of 2)"))
+      << run.result.err;
+}
+
+TEST(Watchdog, ARankThatFailsEarlyEndsItsPeersPromptly) {
+  const auto logs = scratch("watchdog-early-exit");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr"}, "if [ $RANK = 1 ]; then exit 3; fi; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 10.0);
+  EXPECT_TRUE(contains(run.result.err, "rank 1 of step")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "exited with code 3")) << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "exited with code 3"));
+}
+
+TEST(Watchdog, AStalledStepIsEnded) {
+  const auto logs = scratch("watchdog-stall");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-stall=3"}, "touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 13.0);
+  EXPECT_TRUE(contains(run.result.err, "mgpr: stall:")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "made no progress")) << run.result.err;
+}
+
+TEST(Watchdog, ARankIgnoringSigtermIsKilled) {
+  const auto logs = scratch("watchdog-sigkill");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=2"}, "trap '' TERM; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 20.0);
+}
+
+TEST(Watchdog, AReportingStepRunsToTheEndAndLeavesNoProgressFiles) {
+  const auto logs = scratch("watchdog-healthy");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=5", "--mgpr-stall=3"},
+                                              "for i in 1 2 3 4 5; do touch \"$MGPR_PROGRESS_FILE\"; sleep 1; done"));
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_FALSE(fs::exists(logs / "diagnoses.log")) << read_file(logs / "diagnoses.log");
+  EXPECT_FALSE(fs::exists(logs / "progress")) << "the progress folder is tidied";
+}
+
+TEST(Watchdog, AnUnwritableLogFolderCostsTheStepNothing) {
+  const auto run = timed_srun("/proc/mgpr-no-such-folder",
+                              two_ranks({"--mgpr"}, "echo \"rank $RANK ${MGPR_PROGRESS_FILE-no-progress-file}\""));
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_TRUE(contains(run.result.out, "rank 1 no-progress-file")) << run.result.out;
+  EXPECT_TRUE(contains(run.result.err, "mgpr: no rendezvous/stall watch for step")) << run.result.err;
+}
+
+}  // namespace

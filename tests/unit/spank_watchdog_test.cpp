@@ -1,0 +1,169 @@
+// The watchdog's rules: when a step is ended for a missing, stalled or failed rank, and
+// what the one-line diagnosis says.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "progress_folder.hpp"
+#include "watchdog_rules.hpp"
+
+namespace {
+
+using namespace mgpr::spank;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Two ranks on this node, 30 s rendezvous timeout, 60 s into the step.
+WatchFacts two_ranks(bool rank0_arrived, bool rank1_arrived) {
+  WatchFacts facts;
+  facts.job_id = 9;
+  facts.step_id = 1;
+  facts.host = "gpu01";
+  facts.world_size = 2;
+  facts.elapsed_s = 60;
+  facts.rendezvous_timeout_s = 30;
+  facts.local = {{.rank = 0, .arrived = rank0_arrived}, {.rank = 1, .arrived = rank1_arrived}};
+  return facts;
+}
+
+int exited_with(int code) { return code << 8; }  // a wait() status
+int killed_by(int signal) { return signal; }
+
+TEST(SpankWatchdog, ProgressFilesAreNamedByRank) {
+  EXPECT_EQ(progress_dir("/logs/42", 3), std::filesystem::path("/logs/42/progress/3"));
+  EXPECT_EQ(progress_file("/logs/42/progress/3", 7), std::filesystem::path("/logs/42/progress/3/rank-00007"));
+  EXPECT_EQ(rank_of_progress_file("rank-00007"), 7);
+  EXPECT_EQ(rank_of_progress_file("rank-123456"), 123456);
+  EXPECT_EQ(rank_of_progress_file("rank-"), std::nullopt);
+  EXPECT_EQ(rank_of_progress_file("rank-7.tmp"), std::nullopt);
+  EXPECT_EQ(rank_of_progress_file("notes.txt"), std::nullopt);
+}
+
+TEST(SpankWatchdog, AMissingRankEndsTheStepOnceArmedByAnArrival) {
+  const auto verdict = judge(two_ranks(true, false));
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_TRUE(contains(verdict.message, "deadlock: step 9.1 on gpu01: rank 1 did not reach rendezvous within 30 s"))
+      << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "arrived: 0 (1 of 2)")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "Likely cause:")) << verdict.message;
+}
+
+TEST(SpankWatchdog, NotBeforeTheTimeout) {
+  auto facts = two_ranks(true, false);
+  facts.elapsed_s = 29;
+  EXPECT_FALSE(judge(facts).end_step);
+}
+
+TEST(SpankWatchdog, AProgramThatNeverReportsIsLeftAloneUnlessTheTimeoutWasGiven) {
+  auto facts = two_ranks(false, false);
+  EXPECT_FALSE(judge(facts).end_step) << "the plugstack default must not end programs that do not report";
+  facts.armed_from_start = true;
+  const auto verdict = judge(facts);
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_TRUE(contains(verdict.message, "ranks 0,1 did not reach rendezvous")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "arrived: none (0 of 2)")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "never reaches rendezvous")) << verdict.message;
+}
+
+TEST(SpankWatchdog, AnArrivalOnAnotherNodeArmsThisOne) {
+  auto facts = two_ranks(false, false);
+  facts.world_size = 4;
+  facts.local = {{.rank = 2}, {.rank = 3, .arrived = true}};
+  facts.arrived_elsewhere = {1, 0};
+  const auto verdict = judge(facts);
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_TRUE(contains(verdict.message, "rank 2 did not reach")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "arrived: 0,1,3 (3 of 4)")) << verdict.message;
+}
+
+TEST(SpankWatchdog, ExitedRanksAreNotMissing) {
+  auto facts = two_ranks(true, false);
+  facts.local[1].exited = true;
+  EXPECT_FALSE(judge(facts).end_step);
+}
+
+TEST(SpankWatchdog, ZeroTimeoutChecksNothing) {
+  auto facts = two_ranks(true, false);
+  facts.rendezvous_timeout_s = 0;
+  EXPECT_FALSE(judge(facts).end_step);
+}
+
+TEST(SpankWatchdog, StallAfterRendezvous) {
+  auto facts = two_ranks(true, true);
+  facts.stall_timeout_s = 120;
+  facts.local[0].seconds_since_report = 5;
+  facts.local[1].seconds_since_report = 130;
+  const auto verdict = judge(facts);
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_TRUE(contains(verdict.message, "stall: step 9.1 on gpu01: rank 1 made no progress for 130 s")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "--mgpr-stall=120")) << verdict.message;
+  facts.local[1].seconds_since_report = 100;
+  EXPECT_FALSE(judge(facts).end_step);
+}
+
+TEST(SpankWatchdog, NoStallBeforeEveryLocalRankArrived) {
+  auto facts = two_ranks(true, false);
+  facts.rendezvous_timeout_s = 0;
+  facts.stall_timeout_s = 10;
+  facts.local[0].seconds_since_report = 500;
+  EXPECT_FALSE(judge(facts).end_step);
+}
+
+TEST(SpankWatchdog, WhichExitsEndTheStep) {
+  EXPECT_FALSE(exit_ends_step(exited_with(0)));
+  EXPECT_TRUE(exit_ends_step(exited_with(1)));
+  EXPECT_TRUE(exit_ends_step(exited_with(3)));
+  EXPECT_TRUE(exit_ends_step(killed_by(SIGSEGV)));
+  EXPECT_TRUE(exit_ends_step(killed_by(SIGABRT)));
+  EXPECT_FALSE(exit_ends_step(killed_by(SIGTERM)));  // scancel, or the watchdog itself
+  EXPECT_FALSE(exit_ends_step(killed_by(SIGKILL)));
+  EXPECT_FALSE(exit_ends_step(killed_by(SIGINT)));
+}
+
+TEST(SpankWatchdog, EarlyExitMessage) {
+  EXPECT_EQ(early_exit_message(9, 1, "gpu01", 3, exited_with(2)),
+            "rank 3 of step 9.1 on gpu01 exited with code 2; ending the step so its peers do not wait for it in a "
+            "collective");
+  EXPECT_TRUE(contains(early_exit_message(9, 1, "gpu01", 0, killed_by(SIGSEGV)), "was killed by signal 11"));
+}
+
+TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
+  namespace fs = std::filesystem;
+  const auto root = fs::temp_directory_path() / ("mgpr-progress-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "submit");
+  const auto dir = progress_dir(root / "submit" / "slurm_logs" / "42", 0);
+  {
+    const ProgressFolder folder(dir, {0, 1});
+    EXPECT_TRUE(fs::is_directory(dir));
+    std::ofstream(progress_file(dir, 0)).put('x');
+    std::ofstream(progress_file(dir, 1)).put('x');
+  }
+  EXPECT_FALSE(fs::exists(root / "submit" / "slurm_logs")) << "folders it made are removed when empty";
+  EXPECT_TRUE(fs::exists(root / "submit"));
+
+  fs::create_directories(dir);
+  std::ofstream(progress_file(dir, 0)).put('x');  // stale, from a requeued run
+  std::ofstream(progress_file(dir, 5)).put('x');  // another node's rank
+  {
+    const ProgressFolder folder(dir, {0, 1});
+    EXPECT_FALSE(fs::exists(progress_file(dir, 0))) << "a stale report is cleared before the tasks start";
+  }
+  EXPECT_TRUE(fs::exists(progress_file(dir, 5))) << "another node's file stays";
+
+  // Two concurrent steps of a job: the later one's end leaves no empty `progress`.
+  fs::remove_all(root / "submit" / "slurm_logs");
+  const auto job_dir = root / "submit" / "slurm_logs" / "43";
+  {
+    const ProgressFolder step0(progress_dir(job_dir, 0), {0});
+    const ProgressFolder step1(progress_dir(job_dir, 1), {0});
+  }
+  EXPECT_FALSE(fs::exists(job_dir / "progress"));
+  fs::remove_all(root);
+}
+
+}  // namespace
