@@ -27,6 +27,9 @@ constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
 const std::array kKeys{
     ConfigKey{"image_path", &RunConfig::image_path, "rasters to process (also given as positional arguments)"},
     ConfigKey{"bands", &RunConfig::bands, "1-based band numbers fed to the model, e.g. bands=1,2,3"},
+    ConfigKey{"scale", &RunConfig::scale, "multiplies raw pixel values (0: by data type, 1/255 for uint8)"},
+    ConfigKey{"mean", &RunConfig::mean, "subtracted after scaling, per band or one for all, e.g. mean=0.485,0.456,0.406"},
+    ConfigKey{"std", &RunConfig::std, "divides after the mean, per band or one for all, e.g. std=0.229,0.224,0.225"},
     ConfigKey{"use_fake_data", &RunConfig::use_fake_data, "serve generated tiles instead of reading rasters"},
     ConfigKey{"dummy_dataset_count", &RunConfig::dummy_dataset_count, "number of fake tiles", {}, 1},
     ConfigKey{"dummy_dataset_delay", &RunConfig::dummy_dataset_delay, "seconds spent producing each fake tile"},
@@ -42,9 +45,16 @@ const std::array kKeys{
     ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAccelerators},
     ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1},
     ConfigKey{"threads", &RunConfig::threads, "LibTorch threads per rank (0: the CPUs given to the task)"},
+    ConfigKey{"rendezvous_timeout", &RunConfig::rendezvous_timeout, "seconds every rank has to join the others", {}, 1},
+    ConfigKey{"force_precision", &RunConfig::force_precision, "run a precision the device only emulates slowly (bf16 on most CPUs)"},
     ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},
     ConfigKey{"log_interval", &RunConfig::log_interval, "batches between progress lines (0: none)"},
 };
+
+template <class T>
+inline constexpr bool is_list_v = false;
+template <class Item>
+inline constexpr bool is_list_v<std::vector<Item>> = true;
 
 template <class T>
 constexpr std::string_view kind_name() {
@@ -54,6 +64,7 @@ constexpr std::string_view kind_name() {
   if constexpr (std::is_same_v<T, std::string>) return "a string";
   if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
   if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of whole numbers";
+  if constexpr (std::is_same_v<T, std::vector<double>>) return "a list of numbers";
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -144,7 +155,7 @@ template <class T>
 
 template <class T>
 T value_from_text(const ConfigKey& key, std::string_view text, std::string_view where) {
-  if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+  if constexpr (is_list_v<T>) {
     using Item = typename T::value_type;
     T list;
     for (const auto part : split_commas(text)) {
@@ -187,7 +198,7 @@ T value_from_node(const ConfigKey& key, const toml::node& node, std::string_view
     node.visit([&](const auto& value) { out << value; });
     return out.str();
   };
-  if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+  if constexpr (is_list_v<T>) {
     using Item = typename T::value_type;
     T list;
     if (const auto* array = node.as_array()) {
@@ -231,7 +242,7 @@ void append_toml_value(std::ostringstream& out, const RunConfig& config, const C
       [&](auto member) {
         const auto& value = config.*member;
         using T = std::remove_cvref_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int>>) {
+        if constexpr (is_list_v<T>) {
           toml::array array;
           for (const auto& item : value) {
             if constexpr (std::is_same_v<T, std::vector<int>>) {
@@ -332,6 +343,11 @@ void validate(const RunConfig& config) {
   if (config.overlap >= config.tile_size) {
     throw UsageError(fmt::format("overlap ({}) must be smaller than tile_size ({}); lower overlap or raise tile_size",
                                  config.overlap, config.tile_size));
+  }
+  for (const double divisor : config.std) {
+    if (divisor <= 0) {
+      throw UsageError(fmt::format("std values divide the pixels and must be positive, got {}", divisor));
+    }
   }
   if (config.image_path.empty() && !config.use_fake_data) {
     throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "

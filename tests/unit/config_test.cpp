@@ -48,6 +48,20 @@ TEST(Config, OverridesOfEveryType) {
   EXPECT_EQ(config.image_path, (std::vector<std::string>{"a.tif", "b.tif"}));
 }
 
+TEST(Config, NumberListsForScaling) {
+  mgpr::RunConfig config;
+  mgpr::apply_override(config, "mean=0.5,1,-0.25");
+  mgpr::apply_override(config, "scale=0.0039");
+  EXPECT_EQ(config.mean, (std::vector<double>{0.5, 1.0, -0.25}));
+  EXPECT_DOUBLE_EQ(config.scale, 0.0039);
+  mgpr::apply_toml_text(config, "std = [0.2, 3]\n", "scaling.toml");
+  EXPECT_EQ(config.std, (std::vector<double>{0.2, 3.0}));
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "mean=1,x"); }).find("mean must be a list of numbers"),
+            std::string::npos);
+  const std::vector<std::string> zero_std{"a.tif", "std=1,0"};
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, zero_std); }).find("must be positive"), std::string::npos);
+}
+
 TEST(Config, UnknownKeyNamesNearestKeys) {
   mgpr::RunConfig config;
   const auto message = error_of([&] { mgpr::apply_override(config, "tile_sise=512"); });
@@ -101,6 +115,8 @@ TEST(Config, TomlRoundTripKeepsHostileStrings) {
   mgpr::RunConfig config;
   config.image_path = {"with space.tif", "quote'\"s.tif", "$(touch x)`y`.tif", "new\nline.tif", "-dash.tif"};
   config.bands = {1, 3};
+  config.mean = {0.485, 0.456, 0.406};
+  config.std = {0.25};
   config.dummy_dataset_delay = 0.125;
   config.use_fake_data = true;
   mgpr::RunConfig reread;

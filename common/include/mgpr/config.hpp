@@ -15,6 +15,11 @@ struct RunConfig {
   // Inputs
   std::vector<std::string> image_path;
   std::vector<int> bands;  // 1-based band numbers; empty: the model's default (first 3)
+  // Pixel scaling: value = (raw * scale - mean[band]) / std[band]. scale 0 means by the
+  // data type (1/255 for uint8, 1/65535 for uint16, 1/32767 for int16, 1 for float32).
+  double scale = 0.0;
+  std::vector<double> mean;  // per selected band, or one value for all; empty: 0
+  std::vector<double> std;   // per selected band, or one value for all; empty: 1
   bool use_fake_data = false;
   int dummy_dataset_count = 100;
   double dummy_dataset_delay = 0.0;  // seconds per fake tile, to mimic slow storage
@@ -33,6 +38,8 @@ struct RunConfig {
   std::string accelerator = "auto";
   int workers = 2;
   int threads = 0;  // 0: the CPUs Slurm gave the task
+  int rendezvous_timeout = 300;  // seconds every rank has to join the others
+  bool force_precision = false;  // run a precision this device emulates slowly anyway
   // Outputs and reporting
   std::string output_dir = "mgpr_output";
   int log_interval = 10;
@@ -41,7 +48,8 @@ struct RunConfig {
 };
 
 using ConfigField = std::variant<bool RunConfig::*, int RunConfig::*, double RunConfig::*, std::string RunConfig::*,
-                                 std::vector<std::string> RunConfig::*, std::vector<int> RunConfig::*>;
+                                 std::vector<std::string> RunConfig::*, std::vector<int> RunConfig::*,
+                                 std::vector<double> RunConfig::*>;
 
 struct ConfigKey {
   std::string_view name;
