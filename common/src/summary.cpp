@@ -42,11 +42,15 @@ std::string to_json_text(const RankSummary& s) {
       {"device", s.device},
       {"gpu_name", s.gpu_name},
       {"tiles", s.tiles},
+      {"batches", s.batches},
       {"elapsed_s", s.elapsed_s},
       {"model_s", s.model_s},
+      {"read_s", s.read_s},
+      {"data_wait_s", s.data_wait_s},
       {"tiles_per_s", s.tiles_per_s()},  // derived, written for people and other tools
       {"memory_avg_bytes", s.memory_avg_bytes},
       {"memory_peak_bytes", s.memory_peak_bytes},
+      {"memory_total_bytes", s.memory_total_bytes},
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
@@ -84,6 +88,11 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.model_s = document.at("model_s").get<double>();
     s.memory_avg_bytes = document.at("memory_avg_bytes").get<std::int64_t>();
     s.memory_peak_bytes = document.at("memory_peak_bytes").get<std::int64_t>();
+    // Added within schema 1: absent from summaries written before them.
+    s.batches = document.value("batches", std::int64_t{0});
+    s.read_s = document.value("read_s", 0.0);
+    s.data_wait_s = document.value("data_wait_s", 0.0);
+    s.memory_total_bytes = document.value("memory_total_bytes", std::int64_t{0});
     s.status = status_from_string(document.at("status").get<std::string>(), source);
     s.error = document.at("error").get<std::string>();
     s.warnings = document.at("warnings").get<std::vector<std::string>>();
