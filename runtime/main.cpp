@@ -2,21 +2,37 @@
 // batch_size=16 ...` habits carry over.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 
 #include "backend_info.hpp"
+#include "communicator.hpp"
+#include "device_memory.hpp"
+#include "local_launch.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/summary.hpp"
 #include "mgpr/version.hpp"
-#include "raster_check.hpp"
+#include "model.hpp"
+#include "pipeline.hpp"
+#include "progress_report.hpp"
+#include "reader_pool.hpp"
+#include "run_report.hpp"
+#include "tile_feed.hpp"
+#include "tile_scores.hpp"
+#include "tile_source.hpp"
 
 namespace {
+
+using mgpr::RankEnvironment;
+using mgpr::RunConfig;
+namespace rt = mgpr::runtime;
+using Clock = std::chrono::steady_clock;
 
 std::string hostname() {
   char name[256] = {};
@@ -29,9 +45,15 @@ std::string env_or(const char* name, std::string fallback) {
   return value != nullptr ? std::string(value) : fallback;
 }
 
-int default_threads() {
+// Slurm's CPUs per task when set; otherwise the CPUs this process may run on, shared
+// between the ranks of this machine so local ranks do not oversubscribe it.
+int default_threads(const RankEnvironment& ranks) {
   if (const char* cpus = std::getenv(mgpr::env::kSlurmCpusPerTask)) return std::max(1, std::atoi(cpus));
-  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int usable = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                                     : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max(1, usable / std::max(1, ranks.local_world_size));
 }
 
 // The job's log folder: the plugin's MGPR_LOG_DIR, else ./slurm_logs/<jobid> inside a
@@ -44,41 +66,130 @@ std::filesystem::path job_log_dir() {
   return {};
 }
 
-int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {
-  const auto started = std::chrono::steady_clock::now();
-  const mgpr::RunConfig config = mgpr::resolve_config(config_file, arguments);
-  const auto rank_env = mgpr::rank_environment_from_env().value_or(mgpr::RankEnvironment{});
-  const auto backend = mgpr::runtime::configure_backend(config.threads > 0 ? config.threads : default_threads());
-  const auto rasters = mgpr::runtime::check_rasters(config.use_fake_data ? std::vector<std::string>{}
-                                                                         : config.image_path);
+void write_rank_summary(const mgpr::RankSummary& summary) {
+  const auto dir = job_log_dir();
+  if (dir.empty()) return;
+  std::filesystem::create_directories(dir);
+  const mgpr::JobLogLayout layout{dir.parent_path(), dir.filename().string()};
+  mgpr::write_file_atomically(layout.rank_summary(summary.rank), mgpr::to_json_text(summary));
+}
 
-  fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
-             mgpr::kVersion, rank_env.rank, rank_env.world_size, rank_env.local_rank, hostname(),
-             backend.cuda_available ? "cuda" : "cpu", backend.threads, backend.torch_version, backend.gdal_version);
-  for (const auto& raster : rasters) {
-    fmt::print("#   raster {}: {}x{} px, {} bands, CRS {}\n", raster.path, raster.width, raster.height, raster.bands,
-               raster.crs_name.empty() ? "none" : raster.crs_name);
-  }
-
+mgpr::RankSummary base_summary(const RankEnvironment& ranks, const rt::DeviceChoice& device) {
   mgpr::RankSummary summary;
   summary.job_id = env_or(mgpr::env::kSlurmJobId, "local");
   summary.step_id = env_or(mgpr::env::kSlurmStepId, "");
-  summary.rank = rank_env.rank;
-  summary.world_size = rank_env.world_size;
-  summary.local_rank = rank_env.local_rank;
+  summary.rank = ranks.rank;
+  summary.world_size = ranks.world_size;
+  summary.local_rank = ranks.local_rank;
   summary.host = hostname();
-  summary.device = backend.cuda_available ? fmt::format("cuda:{}", rank_env.local_rank) : "cpu";
-  // Unfinished: the tile pipeline (reader pool, sharding, model) is the runtime core
-  // issue; until it lands no tile is run through a model, and the summary says so.
-  summary.warnings.push_back("tile pipeline not implemented yet: inputs were checked, no tile was processed");
-  summary.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary.device = device.name;
+  summary.gpu_name = rt::device_product_name(device);
+  return summary;
+}
 
-  if (const auto dir = job_log_dir(); !dir.empty()) {
-    std::filesystem::create_directories(dir);
-    const mgpr::JobLogLayout layout{dir.parent_path(), dir.filename().string()};
-    mgpr::write_file_atomically(layout.rank_summary(rank_env.rank), mgpr::to_json_text(summary));
+void print_banner(const RankEnvironment& ranks, const rt::BackendInfo& backend, const rt::DeviceChoice& device,
+                  const rt::TileModel& model, const rt::TileSource& source) {
+  fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
+             mgpr::kVersion, ranks.rank, ranks.world_size, ranks.local_rank, hostname(), device.name, backend.threads,
+             backend.torch_version, backend.gdal_version);
+  if (ranks.rank == 0) {
+    for (const auto& raster : source.rasters()) {
+      fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", raster.path, raster.width,
+                 raster.height, raster.band_count, raster.data_type, fmt::join(raster.bands, ","),
+                 raster.crs_wkt.empty() ? "none" : "set");
+    }
+    fmt::print("#   {} tiles of {} px, model {}\n", source.tiles().size(), source.tile_size(), model.description());
   }
+  std::fflush(stdout);
+}
+
+int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
+  const auto started = Clock::now();
+  const auto backend = rt::configure_backend(config.threads > 0 ? config.threads : default_threads(ranks));
+  const auto device = rt::choose_device(config, ranks.local_rank);
+  if (config.task != "classify") {
+    throw mgpr::UsageError(fmt::format("task={}: this mgpr writes results for task=classify only so far (detect "
+                                       "and segment outputs are not implemented yet); use task=classify",
+                                       config.task));
+  }
+  // Inputs and model are checked before rendezvous: a bad input fails every rank at
+  // once with the same message, instead of leaving peers waiting.
+  const auto source = rt::make_tile_source(config);
+  rt::TileModel model(config, device, source->channels());
+  print_banner(ranks, backend, device, model, *source);
+
+  rt::ProgressReport watchdog_report;
+  auto communicator = rt::join_run(
+      ranks, rt::RendezvousOptions{std::chrono::seconds(config.rendezvous_timeout), device.is_cuda,
+                                   device.is_cuda ? static_cast<int>(device.device.index()) : 0});
+  watchdog_report.arrived();
+
+  auto summary = base_summary(ranks, device);
+  summary.warnings = model.warnings();
+  try {
+    const auto& tiles = source->tiles();
+    auto feed = config.sharding == "static" ? rt::make_static_feed(tiles, ranks.rank, ranks.world_size)
+                                            : rt::make_dynamic_feed(tiles, *communicator, "mgpr/next-tile");
+    rt::ReaderPool readers(*source, config.workers, std::move(feed),
+                           static_cast<std::size_t>(2 * config.batch_size + config.workers));
+    rt::TileScores scores(config.model);
+    rt::ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(tiles.size()) / ranks.world_size,
+                                config.log_interval, ::isatty(STDERR_FILENO) != 0);
+    const auto stats = rt::run_pipeline(readers, model, device, scores,
+                                        {config.batch_size, [&](const rt::PipelineStats& running) {
+                                           printer.update(running);
+                                           watchdog_report.progress();
+                                         }});
+    printer.finish(stats);
+
+    std::vector<std::string> raster_names;
+    for (const auto& raster : source->rasters()) raster_names.push_back(raster.path);
+    rt::gather_and_write_scores(scores.rows(), *communicator, raster_names,
+                                std::filesystem::path(config.output_dir) / "tile_scores.csv");
+
+    summary.tiles = stats.tiles;
+    summary.batches = stats.batches;
+    summary.model_s = stats.model_s;
+    summary.read_s = stats.read_s;
+    summary.data_wait_s = stats.data_wait_s;
+    summary.memory_avg_bytes = stats.memory_avg_bytes;
+    summary.memory_peak_bytes = stats.memory_peak_bytes;
+    summary.memory_total_bytes = stats.memory_total_bytes;
+    summary.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+  } catch (const std::exception& failure) {
+    // Whatever was measured is kept: the summary says which rank failed and why.
+    summary.status = mgpr::RankStatus::kFailed;
+    summary.error = failure.what();
+    summary.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+    write_rank_summary(summary);
+    throw;
+  }
+  write_rank_summary(summary);
+
+  const auto gathered = communicator->all_gather(mgpr::to_json_text(summary));
+  if (ranks.rank == 0) {
+    std::vector<mgpr::RankSummary> all;
+    for (std::size_t i = 0; i < gathered.size(); ++i) {
+      all.push_back(mgpr::rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
+    }
+    fmt::print("{}", rt::usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
+    std::fflush(stdout);
+  }
+  communicator->barrier();
   return 0;
+}
+
+int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {
+  const RunConfig config = mgpr::resolve_config(config_file, arguments);
+  const auto ranks = mgpr::rank_environment_from_env();
+  if (!ranks && config.gpus > 1) {
+    // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
+    const bool on_gpus = config.accelerator != "cpu" && rt::configure_backend(1).cuda_available;
+    std::vector<std::string> forwarded = arguments;
+    if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
+    return rt::run_local_ranks(config.gpus, on_gpus, forwarded);
+  }
+  return run_rank(config, ranks.value_or(RankEnvironment{}));
 }
 
 }  // namespace
@@ -98,5 +209,8 @@ int main(int argc, char** argv) {
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr: error: {}\n", error.what());
     return 2;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "mgpr: failed: {}\n", error.what());
+    return 1;
   }
 }

@@ -1,0 +1,43 @@
+#pragma once
+// The rank's main loop: tiles from the reader pool are stacked into batches and run
+// through the model while the readers already fetch the next ones.
+#include <torch/script.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "model.hpp"
+#include "reader_pool.hpp"
+
+namespace mgpr::runtime {
+
+// Receives each batch's tiles with the model's output for them (on the model's device).
+class BatchConsumer {
+ public:
+  virtual ~BatchConsumer() = default;
+  virtual void consume(std::span<const TileData> tiles, const torch::IValue& output) = 0;
+};
+
+struct PipelineStats {
+  std::int64_t tiles = 0;
+  std::int64_t batches = 0;
+  double elapsed_s = 0;
+  double model_s = 0;      // forward passes, device work included
+  double data_wait_s = 0;  // waiting for the readers
+  double read_s = 0;       // the readers' own time, summed over threads
+  std::int64_t memory_avg_bytes = 0;
+  std::int64_t memory_peak_bytes = 0;
+  std::int64_t memory_total_bytes = 0;
+};
+
+struct PipelineOptions {
+  int batch_size = 4;
+  // Called after every batch with the running figures: progress lines, the watchdog.
+  std::function<void(const PipelineStats&)> on_batch;
+};
+
+PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device,
+                           BatchConsumer& consumer, const PipelineOptions& options);
+
+}  // namespace mgpr::runtime
