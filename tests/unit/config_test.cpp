@@ -137,6 +137,12 @@ TEST(Config, ValidateChecksAcrossKeys) {
   EXPECT_NE(error_of([&] { mgpr::resolve_config({}, overlap); }).find("overlap (256) must be smaller"),
             std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::resolve_config({}, {}); }).find("use_fake_data=true"), std::string::npos);
+  const std::vector<std::string> huge{"a.tif", "tile_size=100000"};
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, huge); }).find("tile_size=100000 is too large"),
+            std::string::npos);
+  const std::vector<std::string> zero{"a.tif", "tile_size=0"};
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, zero); }).find("tile_size must be at least 1"),
+            std::string::npos);
   const std::vector<std::string> fake{"use_fake_data=true"};
   EXPECT_NO_THROW(mgpr::resolve_config({}, fake));
 }
