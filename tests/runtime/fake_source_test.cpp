@@ -111,3 +111,20 @@ TEST(FakeSource, BadKeysAreUsageErrors) {
 }
 
 }  // namespace
+
+#ifndef MGPR_HAVE_GDAL
+namespace {
+TEST(FakeSource, ABuildWithoutGdalRefusesRastersByName) {
+  mgpr::RunConfig config;
+  config.image_path = {"ortho.tif"};
+  try {
+    (void)mgpr::runtime::make_tile_source(config);
+    FAIL() << "a GDAL-less build accepted a raster";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr("reads fake data only"));
+    EXPECT_THAT(error.what(), testing::HasSubstr("'ortho.tif'"));
+    EXPECT_THAT(error.what(), testing::HasSubstr("use_fake_data=true"));
+  }
+}
+}  // namespace
+#endif
