@@ -56,6 +56,10 @@ endif()
 
 if(MGPR_WITH_TORCH AND MGPR_WITH_GDAL)
   find_package(GDAL CONFIG REQUIRED)
+elseif(MGPR_WITH_GDAL)
+  # Without the runtime, the torch-free tile I/O library still reads rasters when GDAL
+  # is there (and serves fake data only when it is not).
+  find_package(GDAL CONFIG QUIET)
 endif()
 
 set(MGPR_HAVE_NCCL OFF)

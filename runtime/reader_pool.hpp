@@ -22,8 +22,15 @@ struct ReaderStats {
 
 class ReaderPool {
  public:
+  // `queue_capacity` (>= 1) counts tiles being read as well as tiles ready, so at most
+  // that many TileData exist besides those the consumer holds, and a dynamic feed is
+  // not asked for a tile there is no room for yet; give at least `workers` to keep every
+  // worker busy. `source` must outlive the pool. Throws std::invalid_argument for
+  // workers < 1 or queue_capacity < 1.
   ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity);
-  ~ReaderPool();  // stops the threads and joins them
+  // Stops the threads and joins them, also when the consumer stopped early: it waits at
+  // most for the feed() or read() calls in progress.
+  ~ReaderPool();
   ReaderPool(const ReaderPool&) = delete;
   ReaderPool& operator=(const ReaderPool&) = delete;
 

@@ -32,7 +32,8 @@ struct RasterDescription {
   int height = 0;
   int band_count = 0;
   std::string data_type;           // GDAL's name: Byte, UInt16, Int16, Float32, ...
-  std::vector<int> bands;          // the 1-based bands fed to the model
+  // The 1-based bands fed to the model: config.bands, else the first min(3, band_count).
+  std::vector<int> bands;
   std::optional<double> nodata;    // of the first selected band
   std::vector<double> geotransform;  // GDAL's six terms; empty when none
   std::string crs_wkt;             // empty when none
@@ -59,8 +60,9 @@ class TileSource {
 };
 
 // The fake source when config.use_fake_data, else the rasters of config.image_path (all
-// opened and checked here, so a bad input is reported by name before any work).
-// Throws UsageError naming the input, what is wrong and the fix.
+// opened and checked here, so a bad input is reported by name before any work; a build
+// without GDAL refuses rasters). Throws UsageError naming the input, what is wrong and
+// the fix. Readers it hands out refer to it: the source must outlive them.
 std::unique_ptr<TileSource> make_tile_source(const RunConfig& config);
 
 }  // namespace mgpr::runtime
