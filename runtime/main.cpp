@@ -118,11 +118,11 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   rt::TileModel model(config, device, source->channels());
   print_banner(ranks, backend, device, model, *source);
 
-  rt::ProgressReport watchdog_report;
+  auto watchdog_report = rt::ProgressReport::from_environment();
+  // Also tells the plugin's watchdog this rank arrived (MGPR_PROGRESS_FILE).
   auto communicator = rt::join_run(
       ranks, rt::RendezvousOptions{std::chrono::seconds(config.rendezvous_timeout), device.is_cuda,
                                    device.is_cuda ? static_cast<int>(device.device.index()) : 0});
-  watchdog_report.arrived();
 
   auto summary = base_summary(ranks, device);
   summary.warnings = model.warnings();
