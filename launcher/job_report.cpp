@@ -33,6 +33,13 @@ std::string memory(std::int64_t bytes) {
 
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}s", s) : "-"; }
 
+// A requeued job (preemption, node failure, scontrol requeue) runs again under the same
+// id and log folder: say so, or its summaries look like one run's.
+std::string restarts_note(const JobReport& job) {
+  if (!job.slurm || job.slurm->restarts == 0) return "";
+  return fmt::format("; restarted {} time(s): summaries are the last run's", job.slurm->restarts);
+}
+
 }  // namespace
 
 std::string JobReport::verdict() const {
@@ -75,13 +82,13 @@ std::string job_table(const std::vector<JobReport>& jobs) {
     out += fmt::format("{:<10} {:<11} {:>4} {:>5} {:>8} {:>9.2f} {:>9} {:>8}  {}\n", job.job_id,
                        job.slurm ? job.slurm->state : "-", job.slurm ? std::to_string(job.slurm->exit_code) : "-",
                        totals.ranks, totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), totals.warnings,
-                       job.verdict());
+                       job.verdict() + restarts_note(job));
   }
   return out;
 }
 
 std::string rank_table(const JobReport& job) {
-  std::string out = fmt::format("job {}: {}", job.job_id, job.verdict());
+  std::string out = fmt::format("job {}: {}{}", job.job_id, job.verdict(), restarts_note(job));
   if (job.slurm) {
     out += fmt::format(" (Slurm: {}, exit code {}{}, from {})", job.slurm->state, job.slurm->exit_code,
                        job.slurm->signal ? fmt::format(", signal {}", job.slurm->signal) : "", job.slurm->source);
@@ -126,6 +133,7 @@ std::string to_json_text(const std::vector<JobReport>& jobs) {
       document["slurm"] = {{"state", job.slurm->state},
                            {"exit_code", job.slurm->exit_code},
                            {"signal", job.slurm->signal},
+                           {"restarts", job.slurm->restarts},
                            {"source", job.slurm->source}};
     }
     documents.push_back(document);
