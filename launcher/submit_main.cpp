@@ -107,13 +107,8 @@ int submit(const Cli& cli, SubmitRequest request) {
   const auto result = run_command({"sbatch", "--parsable", pending.string()});
   if (result.exit_code != 0) {
     fs::remove(pending);
-    std::string hint = "check the request against the cluster's partitions (sinfo -o '%P %D %G %c %m')";
-    if (result.err.find("node configuration is not available") != std::string::npos) {
-      hint = fmt::format("no node offers {} GPU(s) of that type with these CPUs and memory; lower --gpus or "
-                         "--cpus-per-task, or see sinfo -o '%P %G %c %m'",
-                         request.gpus.count);
-    }
-    fmt::print(stderr, "mgpr-submit: sbatch refused the job:\n{}mgpr-submit: hint: {}\n", result.err, hint);
+    fmt::print(stderr, "mgpr-submit: sbatch refused the job:\n{}mgpr-submit: hint: {}\n", result.err,
+               refusal_hint(result.err, request));
     return result.exit_code == 127 ? 127 : 1;
   }
   const std::string job_id = result.out.substr(0, result.out.find_first_of(";\n"));

@@ -119,6 +119,7 @@ TEST_F(JobReportFixture, FinishedJobShowsEveryRank) {
   const auto jobs = job_table({job});
   EXPECT_TRUE(contains(jobs, "4242")) << jobs;
   EXPECT_TRUE(contains(jobs, "COMPLETED")) << jobs;
+  EXPECT_TRUE(contains(jobs, " 1x2 ")) << jobs;  // nodes x GPUs, from the ranks' hosts
 }
 
 TEST_F(JobReportFixture, AFailedRankIsCountedAndItsErrorShown) {
