@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli_parse.hpp"
 #include "job_state.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
@@ -28,8 +29,6 @@ namespace fs = std::filesystem;
 using namespace mgpr::launcher;
 
 namespace {
-
-constexpr int kUsageExit = 2;
 
 struct Cli {
   std::string gpus = "1";
@@ -148,7 +147,7 @@ int main(int argc, char** argv) {
   app.add_flag("--wait", cli.wait, "wait for the job, print its summary, exit with its exit code");
   app.add_option("arguments", cli.arguments, "RASTER paths and key=value overrides (as for mgpr)");
   app.footer(mgpr::describe_config_keys());
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   try {
     return submit(cli, request);
   } catch (const mgpr::UsageError& error) {

@@ -46,6 +46,14 @@ TEST(Submit, UsageErrorsExitTwoAndNameTheInput) {
   const auto missing = run_command({MGPR_SUBMIT, "--dry-run", "/nonexistent/ortho.tif"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(contains(missing.err, "raster '/nonexistent/ortho.tif' does not exist")) << missing.err;
+  // Options CLI11 refuses exit 2 too, not CLI11's own codes (105, 109).
+  for (const auto& bad : {std::vector<std::string>{MGPR_SUBMIT, "--dry-run", "--gpu", "2", "use_fake_data=true"},
+                          std::vector<std::string>{MGPR_SUBMIT, "--dry-run", "--nodes", "0", "use_fake_data=true"},
+                          std::vector<std::string>{MGPR_LOGS, "--bogus"}, std::vector<std::string>{MGPR_LOGS, "12x"}}) {
+    const auto result = run_command(bad);
+    EXPECT_EQ(result.exit_code, 2) << bad[1] << ": " << result.err;
+    EXPECT_FALSE(result.err.empty()) << bad[1];
+  }
 }
 
 TEST(Submit, BadInputIsRefusedBeforeSbatch) {
