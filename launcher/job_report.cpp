@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "mgpr/error.hpp"
@@ -32,6 +34,24 @@ std::string memory(std::int64_t bytes) {
 }
 
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}s", s) : "-"; }
+
+// NODESxGPUS from the summaries: one rank per GPU, so the busiest host's rank count is
+// the GPUs per node. "-" before any rank has written one.
+std::string geometry(const std::vector<RankSummary>& ranks) {
+  if (ranks.empty()) return "-";
+  std::map<std::string, int> per_host;
+  for (const auto& rank : ranks) ++per_host[rank.host];
+  int widest = 0;
+  for (const auto& [host, count] : per_host) widest = std::max(widest, count);
+  return fmt::format("{}x{}", per_host.size(), widest);
+}
+
+// A requeued job (preemption, node failure, scontrol requeue) runs again under the same
+// id and log folder: say so, or its summaries look like one run's.
+std::string restarts_note(const JobReport& job) {
+  if (!job.slurm || job.slurm->restarts == 0) return "";
+  return fmt::format("; restarted {} time(s): summaries are the last run's", job.slurm->restarts);
+}
 
 }  // namespace
 
@@ -68,20 +88,20 @@ JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm) {
 }
 
 std::string job_table(const std::vector<JobReport>& jobs) {
-  std::string out = fmt::format("{:<10} {:<11} {:>4} {:>5} {:>8} {:>9} {:>9} {:>8}  {}\n", "JOBID", "STATE", "EXIT",
-                                "RANKS", "TILES", "TILES/S", "ELAPSED", "WARNINGS", "NOTE");
+  std::string out = fmt::format("{:<10} {:<11} {:>4} {:>10} {:>8} {:>9} {:>9} {:>8}  {}\n", "JOBID", "STATE", "EXIT",
+                                "NODESxGPUS", "TILES", "TILES/S", "ELAPSED", "WARNINGS", "NOTE");
   for (const auto& job : jobs) {
     const auto totals = total(job.ranks);
-    out += fmt::format("{:<10} {:<11} {:>4} {:>5} {:>8} {:>9.2f} {:>9} {:>8}  {}\n", job.job_id,
+    out += fmt::format("{:<10} {:<11} {:>4} {:>10} {:>8} {:>9.2f} {:>9} {:>8}  {}\n", job.job_id,
                        job.slurm ? job.slurm->state : "-", job.slurm ? std::to_string(job.slurm->exit_code) : "-",
-                       totals.ranks, totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), totals.warnings,
-                       job.verdict());
+                       geometry(job.ranks), totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), totals.warnings,
+                       job.verdict() + restarts_note(job));
   }
   return out;
 }
 
 std::string rank_table(const JobReport& job) {
-  std::string out = fmt::format("job {}: {}", job.job_id, job.verdict());
+  std::string out = fmt::format("job {}: {}{}", job.job_id, job.verdict(), restarts_note(job));
   if (job.slurm) {
     out += fmt::format(" (Slurm: {}, exit code {}{}, from {})", job.slurm->state, job.slurm->exit_code,
                        job.slurm->signal ? fmt::format(", signal {}", job.slurm->signal) : "", job.slurm->source);
@@ -126,6 +146,7 @@ std::string to_json_text(const std::vector<JobReport>& jobs) {
       document["slurm"] = {{"state", job.slurm->state},
                            {"exit_code", job.slurm->exit_code},
                            {"signal", job.slurm->signal},
+                           {"restarts", job.slurm->restarts},
                            {"source", job.slurm->source}};
     }
     documents.push_back(document);

@@ -12,9 +12,25 @@ namespace {
 std::optional<JobState> from_scontrol(const std::string& job_id) {
   const auto result = run_command({"scontrol", "show", "job", "-o", job_id});
   if (result.exit_code != 0) return std::nullopt;
+  return parse_scontrol_job(result.out);
+}
+
+std::optional<JobState> from_sacct(const std::string& job_id, bool completion_log) {
+  std::vector<std::string> argv{"sacct"};
+  if (completion_log) argv.emplace_back("-c");
+  for (const char* arg : {"-P", "-n", "-X", "-o", "JobID,State,ExitCode", "-j"}) argv.emplace_back(arg);
+  argv.push_back(job_id);
+  const auto result = run_command(argv);
+  if (result.exit_code != 0) return std::nullopt;
+  return parse_sacct_records(result.out, job_id, completion_log ? "sacct -c" : "sacct");
+}
+
+}  // namespace
+
+std::optional<JobState> parse_scontrol_job(std::string_view text) {
   JobState state;
   state.source = "scontrol";
-  std::istringstream fields(result.out);
+  std::istringstream fields{std::string(text)};
   std::string field;
   bool have_state = false;
   while (fields >> field) {
@@ -23,21 +39,17 @@ std::optional<JobState> from_scontrol(const std::string& job_id) {
       have_state = true;
     } else if (field.starts_with("ExitCode=")) {
       parse_exit_code(std::string_view(field).substr(9), state.exit_code, state.signal);
+    } else if (field.starts_with("Restarts=")) {
+      const std::string_view count = std::string_view(field).substr(9);
+      std::from_chars(count.data(), count.data() + count.size(), state.restarts);
     }
   }
   if (!have_state) return std::nullopt;
   return state;
 }
 
-// `sacct -P -n -o JobID,State,ExitCode`: the first line is the job itself.
-std::optional<JobState> from_sacct(const std::string& job_id, bool completion_log) {
-  std::vector<std::string> argv{"sacct"};
-  if (completion_log) argv.emplace_back("-c");
-  for (const char* arg : {"-P", "-n", "-X", "-o", "JobID,State,ExitCode", "-j"}) argv.emplace_back(arg);
-  argv.push_back(job_id);
-  const auto result = run_command(argv);
-  if (result.exit_code != 0) return std::nullopt;
-  std::istringstream lines(result.out);
+std::optional<JobState> parse_sacct_records(std::string_view text, std::string_view job_id, std::string source) {
+  std::istringstream lines{std::string(text)};
   std::string line;
   std::optional<JobState> found;
   while (std::getline(lines, line)) {
@@ -47,15 +59,16 @@ std::optional<JobState> from_sacct(const std::string& job_id, bool completion_lo
     while (std::getline(cells, cell, '|')) parts.push_back(cell);
     if (parts.size() < 3 || parts[0] != job_id) continue;
     JobState state;
-    state.source = completion_log ? "sacct -c" : "sacct";
+    state.source = source;
     state.state = parts[1].substr(0, parts[1].find(' '));  // "CANCELLED by 0" -> CANCELLED
     parse_exit_code(parts[2], state.exit_code, state.signal);
-    found = state;  // a requeued job has several records: the last is the newest
+    // A requeued job can have several records (jobcomp/filetxt: each run's end and a
+    // PENDING one per requeue): the last is the newest. They are not a restart count,
+    // and sacct has no such field, so restarts stay 0 here: only scontrol reports them.
+    found = state;
   }
   return found;
 }
-
-}  // namespace
 
 bool JobState::finished() const {
   return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&

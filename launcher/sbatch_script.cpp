@@ -33,6 +33,28 @@ std::string derived_memory(const SubmitRequest& request) {
   return fmt::format("{}G", kMemoryGiBPerGpu * request.gpus.count);
 }
 
+std::string refusal_hint(std::string_view sbatch_error, const SubmitRequest& request) {
+  const int cpus = request.cpus_per_task > 0 ? request.cpus_per_task : derived_cpus_per_task(request.config);
+  const std::string asked = fmt::format("{} node(s) x {} GPU(s){} x {} CPUs per rank, {} memory per node",
+                                        request.nodes, request.gpus.count,
+                                        request.gpus.type.empty() ? "" : " of type " + request.gpus.type, cpus,
+                                        request.mem.empty() ? derived_memory(request) : request.mem);
+  if (sbatch_error.find("command not found") != std::string_view::npos) {
+    return "sbatch is not on PATH: submit from a login node of the cluster, or load Slurm's module first";
+  }
+  // Too many GPUs per node usually shows up as one of these two: the GPUs themselves, or
+  // the CPUs and memory that come with one rank per GPU.
+  if (sbatch_error.find("node configuration is not available") != std::string_view::npos ||
+      sbatch_error.find("More processors requested than permitted") != std::string_view::npos) {
+    return fmt::format("no node or partition offers what the job asks ({}); lower --gpus, --nodes, "
+                       "--cpus-per-task (default 2 per reader worker) or --mem, or see what nodes have with "
+                       "sinfo -o '%P %D %G %c %m'",
+                       asked);
+  }
+  return fmt::format("the job asks for {}; check it against the cluster's partitions (sinfo -o '%P %D %G %c %m')",
+                     asked);
+}
+
 TemplateValues script_values(const SubmitRequest& request) {
   std::string extra;
   const auto add = [&](std::string_view option, const std::string& value) {

@@ -30,6 +30,9 @@ struct SubmitRequest {
 int derived_cpus_per_task(const RunConfig& config);
 std::string derived_memory(const SubmitRequest& request);
 
+// What to change when sbatch refuses the job, from sbatch's own message.
+std::string refusal_hint(std::string_view sbatch_error, const SubmitRequest& request);
+
 // Every placeholder of templates/mgpr.sbatch with its value; throws UsageError for a
 // value that cannot go on an #SBATCH line.
 TemplateValues script_values(const SubmitRequest& request);

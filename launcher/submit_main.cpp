@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli_parse.hpp"
 #include "job_state.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
@@ -28,8 +29,6 @@ namespace fs = std::filesystem;
 using namespace mgpr::launcher;
 
 namespace {
-
-constexpr int kUsageExit = 2;
 
 struct Cli {
   std::string gpus = "1";
@@ -107,13 +106,8 @@ int submit(const Cli& cli, SubmitRequest request) {
   const auto result = run_command({"sbatch", "--parsable", pending.string()});
   if (result.exit_code != 0) {
     fs::remove(pending);
-    std::string hint = "check the request against the cluster's partitions (sinfo -o '%P %D %G %c %m')";
-    if (result.err.find("node configuration is not available") != std::string::npos) {
-      hint = fmt::format("no node offers {} GPU(s) of that type with these CPUs and memory; lower --gpus or "
-                         "--cpus-per-task, or see sinfo -o '%P %G %c %m'",
-                         request.gpus.count);
-    }
-    fmt::print(stderr, "mgpr-submit: sbatch refused the job:\n{}mgpr-submit: hint: {}\n", result.err, hint);
+    fmt::print(stderr, "mgpr-submit: sbatch refused the job:\n{}mgpr-submit: hint: {}\n", result.err,
+               refusal_hint(result.err, request));
     return result.exit_code == 127 ? 127 : 1;
   }
   const std::string job_id = result.out.substr(0, result.out.find_first_of(";\n"));
@@ -153,7 +147,7 @@ int main(int argc, char** argv) {
   app.add_flag("--wait", cli.wait, "wait for the job, print its summary, exit with its exit code");
   app.add_option("arguments", cli.arguments, "RASTER paths and key=value overrides (as for mgpr)");
   app.footer(mgpr::describe_config_keys());
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   try {
     return submit(cli, request);
   } catch (const mgpr::UsageError& error) {

@@ -46,14 +46,56 @@ TEST(Submit, UsageErrorsExitTwoAndNameTheInput) {
   const auto missing = run_command({MGPR_SUBMIT, "--dry-run", "/nonexistent/ortho.tif"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_TRUE(contains(missing.err, "raster '/nonexistent/ortho.tif' does not exist")) << missing.err;
+  // Options CLI11 refuses exit 2 too, not CLI11's own codes (105, 109).
+  for (const auto& bad : {std::vector<std::string>{MGPR_SUBMIT, "--dry-run", "--gpu", "2", "use_fake_data=true"},
+                          std::vector<std::string>{MGPR_SUBMIT, "--dry-run", "--nodes", "0", "use_fake_data=true"},
+                          std::vector<std::string>{MGPR_LOGS, "--bogus"}, std::vector<std::string>{MGPR_LOGS, "12x"}}) {
+    const auto result = run_command(bad);
+    EXPECT_EQ(result.exit_code, 2) << bad[1] << ": " << result.err;
+    EXPECT_FALSE(result.err.empty()) << bad[1];
+  }
 }
 
-TEST(Submit, SbatchRefusalIsShownWithAHint) {
+TEST(Submit, BadInputIsRefusedBeforeSbatch) {
+  const auto logs = scratch("refused-early") / "logs";
+  for (const auto& bad : {std::vector<std::string>{"--gpus", "0", "use_fake_data=true"},
+                          std::vector<std::string>{"use_fake_data=true", "batch_sise=4"}}) {
+    std::vector<std::string> argv{MGPR_SUBMIT, "--log-dir", logs.string()};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const auto result = run_command(argv);
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_TRUE(contains(result.err, "mgpr-submit: error: ")) << result.err;
+  }
+  EXPECT_FALSE(fs::exists(logs)) << "mgpr-submit got as far as the log folder";
+}
+
+TEST(Submit, ACustomTemplateWithAnUnknownPlaceholderIsRefused) {
+  const auto dir = scratch("custom-template");
+  { std::ofstream(dir / "site.sbatch") << "#!/bin/bash\n#SBATCH --nodes={{nodez}}\n"; }
+  const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--template", (dir / "site.sbatch").string(),
+                                   "use_fake_data=true"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "site.sbatch' line 2: unknown placeholder {{nodez}}")) << result.err;
+}
+
+TEST(Submit, MoreGpusThanExistIsRefusedWithAHint) {
   const auto logs = scratch("refused");
-  const auto result = run_command({MGPR_SUBMIT, "--gpus", "a100:8", "--log-dir", logs.string(), "use_fake_data=true"});
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_TRUE(contains(result.err, "sbatch refused the job")) << result.err;
-  EXPECT_TRUE(contains(result.err, "hint:")) << result.err;
+  // The local node has 4 A100s, 8 CPUs and 32G: 8 GPUs are refused for the GPUs and
+  // their memory, 4 ranks of 4 CPUs for the CPUs. Either way the hint says what was asked.
+  const auto gpus = run_command({MGPR_SUBMIT, "--gpus", "a100:8", "--cpus-per-task", "1", "--log-dir", logs.string(),
+                                 "use_fake_data=true"});
+  EXPECT_EQ(gpus.exit_code, 1);
+  EXPECT_TRUE(contains(gpus.err, "sbatch refused the job")) << gpus.err;
+  EXPECT_TRUE(contains(gpus.err, "Requested node configuration is not available")) << gpus.err;
+  EXPECT_TRUE(contains(gpus.err, "hint: no node or partition offers what the job asks (1 node(s) x 8 GPU(s) of "
+                                 "type a100 x 1 CPUs per rank, 64G memory per node); lower --gpus"))
+      << gpus.err;
+  const auto cpus = run_command({MGPR_SUBMIT, "--gpus", "4", "--cpus-per-task", "4", "--log-dir", logs.string(),
+                                 "use_fake_data=true"});
+  EXPECT_EQ(cpus.exit_code, 1);
+  EXPECT_TRUE(contains(cpus.err, "More processors requested than permitted")) << cpus.err;
+  EXPECT_TRUE(contains(cpus.err, "(1 node(s) x 4 GPU(s) x 4 CPUs per rank")) << cpus.err;
+  EXPECT_TRUE(fs::is_empty(logs)) << "a refused job leaves no script or folder behind";
 }
 
 TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
