@@ -101,7 +101,7 @@ TEST(Submit, MoreGpusThanExistIsRefusedWithAHint) {
 TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   const auto logs = scratch("fake-run");
   const auto result = run_command({MGPR_SUBMIT, "--gpus", "a100:2", "--wait", "--log-dir", logs.string(),
-                                   "use_fake_data=true", "dummy_dataset_count=8", "output_dir=" + (logs / "out").string()});
+                                   "use_fake_data=true", "dummy_dataset_count=8", "tile_size=64", "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const std::string job_id = result.out.substr(0, result.out.find('\n'));
   const mgpr::JobLogLayout layout{logs, job_id};
