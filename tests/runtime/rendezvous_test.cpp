@@ -117,6 +117,24 @@ TEST(Rendezvous, MissingRankZeroIsReportedByTheOthers) {
   EXPECT_LT(result.seconds, 3 + 5.0);
 }
 
+TEST(Rendezvous, PortHeldByAnotherProgramIsReportedByRankZero) {
+  const TempDir dir;
+  const int port = free_port();
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  const auto result = run(rank_args(dir.path(), 3), rank_env(0, 2, port), dir.path(), std::chrono::seconds(30));
+  ::close(holder);
+  EXPECT_NE(result.code, 0);
+  EXPECT_NE(result.err.find(fmt::format("rank 0 could not serve the store at 127.0.0.1:{}", port)), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("choose another with srun --mgpr-port or MASTER_PORT"), std::string::npos) << result.err;
+}
+
 TEST(Rendezvous, WithoutMasterAddressSaysWhatToSet) {
   const TempDir dir;
   const auto result =
