@@ -27,6 +27,25 @@ std::optional<int> int_variable(const char* name) {
 
 }  // namespace
 
+std::string first_host(std::string_view host_list) {
+  // The first entry ends at a comma outside brackets.
+  int depth = 0;
+  std::size_t end = 0;
+  for (; end < host_list.size(); ++end) {
+    if (host_list[end] == '[') ++depth;
+    if (host_list[end] == ']') --depth;
+    if (host_list[end] == ',' && depth == 0) break;
+  }
+  const auto entry = host_list.substr(0, end);
+  const auto open = entry.find('[');
+  if (open == std::string_view::npos) return std::string(entry);
+  const auto close = entry.find(']', open);
+  const auto ranges = entry.substr(open + 1, close - open - 1);
+  const auto first = ranges.substr(0, ranges.find_first_of(",-"));
+  return std::string(entry.substr(0, open)) + std::string(first) +
+         (close == std::string_view::npos ? std::string() : std::string(entry.substr(close + 1)));
+}
+
 std::optional<RankEnvironment> rank_environment_from_env() {
   RankEnvironment out;
   const auto rank = int_variable(env::kRank);
@@ -44,8 +63,19 @@ std::optional<RankEnvironment> rank_environment_from_env() {
     out.world_size = int_variable(env::kSlurmNtasks).value_or(1);
     out.local_rank = int_variable(env::kSlurmLocalId).value_or(0);
     out.node_rank = int_variable(env::kSlurmNodeId).value_or(0);
-    out.local_world_size = out.world_size;
+    out.local_world_size = int_variable(env::kSlurmNtasksPerNode).value_or(out.world_size);
     out.from_slurm_only = true;
+    // A plain srun (no --mgpr): every rank derives the same address and port on its own.
+    const char* nodes = std::getenv(env::kSlurmStepNodeList);
+    if (nodes == nullptr) nodes = std::getenv(env::kSlurmJobNodeList);
+    if (const char* addr = std::getenv(env::kMasterAddr)) {
+      out.master_addr = addr;
+    } else if (nodes != nullptr) {
+      out.master_addr = first_host(nodes);
+    }
+    const auto job = int_variable(env::kSlurmJobId).value_or(0);
+    const auto step = int_variable(env::kSlurmStepId).value_or(0);
+    out.master_port = int_variable(env::kMasterPort).value_or(20000 + (job * 97 + step) % 9000);
   } else {
     return std::nullopt;
   }

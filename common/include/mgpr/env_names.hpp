@@ -3,6 +3,7 @@
 // names, so programs written for torchrun or Lightning run unchanged under srun --mgpr.
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace mgpr::env {
 
@@ -33,6 +34,8 @@ inline constexpr const char* kSlurmCpusPerTask = "SLURM_CPUS_PER_TASK";
 // Read by the SPANK plugin in slurmstepd: the step's hosts and GPUs, and where it came from.
 inline constexpr const char* kSlurmStepNodeList = "SLURM_STEP_NODELIST";
 inline constexpr const char* kSlurmStepGpus = "SLURM_STEP_GPUS";
+inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
+inline constexpr const char* kSlurmNtasksPerNode = "SLURM_NTASKS_PER_NODE";
 inline constexpr const char* kSlurmSubmitDir = "SLURM_SUBMIT_DIR";
 
 }  // namespace mgpr::env
@@ -51,7 +54,11 @@ struct RankEnvironment {
   bool from_slurm_only = false;  // ranks came from SLURM_* because the plugin was not active
 };
 
-// Reads torchrun-style variables, else Slurm's; nullopt when neither is present (a
+// The first host of a Slurm host list ("gpu[03-05,9],cpu1" -> "gpu03"); empty for "".
+std::string first_host(std::string_view host_list);
+
+// Reads torchrun-style variables, else Slurm's (then MASTER_ADDR is the step's first
+// host and MASTER_PORT, unless set, is derived from the job and step ids); nullopt when neither is present (a
 // plain local run). Throws UsageError naming a variable that is set but malformed.
 std::optional<RankEnvironment> rank_environment_from_env();
 

@@ -1,0 +1,28 @@
+#pragma once
+// The diagnoses of a failed rendezvous, apart from the networking so they are unit-tested.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mgpr::runtime {
+
+// "1, 3-5, 7": rank numbers, consecutive ones as ranges, so a large world stays readable.
+std::string format_rank_list(const std::vector<int>& sorted_ranks);
+
+// Rank 0's diagnosis once the timeout passed: `hosts_by_rank[r]` is the host rank r
+// reported, nullopt for a rank that never came. Names the missing ranks and where the
+// others run.
+std::string missing_ranks_message(const std::vector<std::optional<std::string>>& hosts_by_rank,
+                                  const std::string& store_address, std::chrono::seconds timeout);
+
+// A rank other than 0 that could not reach rank 0's store (never started, wrong
+// address or port, firewall).
+std::string store_unreachable_message(int rank, const std::string& store_address, std::chrono::seconds timeout,
+                                      const std::string& cause);
+
+// A rank that reached the store but rank 0 went away or said nothing in time.
+std::string store_lost_message(int rank, const std::string& store_address, std::chrono::seconds waited,
+                               const std::string& cause);
+
+}  // namespace mgpr::runtime
