@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <fstream>
 
 #include "mgpr/log_layout.hpp"
+#include "mgpr/summary.hpp"
 #include "run_command.hpp"
 #include "test_support.hpp"
 
@@ -101,7 +104,8 @@ TEST(Submit, MoreGpusThanExistIsRefusedWithAHint) {
 TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   const auto logs = scratch("fake-run");
   const auto result = run_command({MGPR_SUBMIT, "--gpus", "a100:2", "--wait", "--log-dir", logs.string(),
-                                   "use_fake_data=true", "dummy_dataset_count=8", "tile_size=64", "output_dir=" + (logs / "out").string()});
+                                   "use_fake_data=true", "dummy_dataset_count=9", "tile_size=64",
+                                   "sharding=dynamic", "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const std::string job_id = result.out.substr(0, result.out.find('\n'));
   const mgpr::JobLogLayout layout{logs, job_id};
@@ -109,6 +113,22 @@ TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   EXPECT_TRUE(fs::exists(layout.resolved_config()));
   EXPECT_EQ(mgpr::list_rank_summaries(layout).size(), 2U);
   EXPECT_TRUE(contains(result.out, "COMPLETED")) << result.out;
+
+  // Both ranks under srun --mgpr shared the 9 tiles: each tile once, none missing.
+  std::int64_t tiles_by_ranks = 0;
+  for (const auto& file : mgpr::list_rank_summaries(layout)) {
+    tiles_by_ranks += mgpr::rank_summary_from_json(mgpr::read_text_file(file), file.string()).tiles;
+  }
+  EXPECT_EQ(tiles_by_ranks, 9);
+  std::set<std::string> tile_rows;
+  std::istringstream rows(mgpr::read_text_file(logs / "out" / "tile_scores.csv"));
+  std::string row;
+  std::getline(rows, row);  // header
+  while (std::getline(rows, row)) {
+    const auto id = row.substr(0, row.find(',', row.find(',', row.find(',', row.find(',') + 1) + 1) + 1));
+    EXPECT_TRUE(tile_rows.insert(id).second) << "tile listed twice: " << row;
+  }
+  EXPECT_EQ(tile_rows.size(), 9U);
 
   const auto table = run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
   EXPECT_EQ(table.exit_code, 0) << table.err;
