@@ -339,31 +339,6 @@ void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
   apply_toml_text(config, text.str(), file.string());
 }
 
-void validate(const RunConfig& config) {
-  if (config.overlap >= config.tile_size) {
-    throw UsageError(fmt::format("overlap ({}) must be smaller than tile_size ({}); lower overlap or raise tile_size",
-                                 config.overlap, config.tile_size));
-  }
-  // A float tile of 16384 px a side is 1 GiB per band; beyond that a batch cannot fit
-  // a GPU, and the value is almost certainly a typo.
-  constexpr int kLargestTile = 16384;
-  if (config.tile_size > kLargestTile) {
-    throw UsageError(fmt::format("tile_size={} is too large: one tile would need {:.0f} GiB per band as float; use "
-                                 "at most {} (typical: 512 to 2048)",
-                                 config.tile_size, 4.0 * config.tile_size * config.tile_size / (1 << 30),
-                                 kLargestTile));
-  }
-  for (const double divisor : config.std) {
-    if (divisor <= 0) {
-      throw UsageError(fmt::format("std values divide the pixels and must be positive, got {}", divisor));
-    }
-  }
-  if (config.image_path.empty() && !config.use_fake_data) {
-    throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
-                     "fake-data environment check");
-  }
-}
-
 RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments) {
   RunConfig config;
   if (!config_file.empty()) apply_toml_file(config, config_file);
