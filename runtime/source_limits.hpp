@@ -14,13 +14,7 @@ namespace mgpr::runtime {
 inline constexpr std::int64_t kMaxTileBytes = std::int64_t{1} << 30;
 
 inline void check_tiling(const RunConfig& config, int channels) {
-  if (config.tile_size < 1) {
-    throw UsageError(fmt::format("tile_size={} must be at least 1; the usual is 512 or 1024", config.tile_size));
-  }
-  if (config.overlap < 0 || config.overlap >= config.tile_size) {
-    throw UsageError(fmt::format("overlap={} must be between 0 and tile_size - 1 ({}); lower overlap",
-                                 config.overlap, config.tile_size - 1));
-  }
+  validate_tiling(config);
   const auto side = static_cast<std::int64_t>(config.tile_size);
   const std::int64_t tile_bytes = side * side * channels * static_cast<std::int64_t>(sizeof(float));
   if (tile_bytes > kMaxTileBytes) {

@@ -6,11 +6,18 @@
 
 namespace mgpr {
 
-void validate(const RunConfig& config) {
-  if (config.overlap >= config.tile_size) {
+void validate_tiling(const RunConfig& config) {
+  if (config.tile_size < 1) {
+    throw UsageError(fmt::format("tile_size={} must be at least 1; the usual is 512 or 1024", config.tile_size));
+  }
+  if (config.overlap < 0 || config.overlap >= config.tile_size) {
     throw UsageError(fmt::format("overlap ({}) must be smaller than tile_size ({}); lower overlap or raise tile_size",
                                  config.overlap, config.tile_size));
   }
+}
+
+void validate(const RunConfig& config) {
+  validate_tiling(config);
   // A float tile of 16384 px a side is 1 GiB per band; beyond that a batch cannot fit
   // a GPU, and the value is almost certainly a typo.
   constexpr int kLargestTile = 16384;

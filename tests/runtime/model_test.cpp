@@ -33,6 +33,13 @@ fs::path scratch_dir() {
   return dir;
 }
 
+// Leaves no model files behind in the temporary folder.
+class RemoveScratch : public testing::Environment {
+ public:
+  void TearDown() override { fs::remove_all(scratch_dir()); }
+};
+const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new RemoveScratch);
+
 // A classifier whose two logits per tile are the tile's mean and its negation: the
 // expected output is known exactly for any input.
 fs::path save_mean_model(const fs::path& dir) {

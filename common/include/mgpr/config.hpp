@@ -79,6 +79,9 @@ RunConfig resolve_config(const std::filesystem::path& config_file, std::span<con
 
 // Checks between keys (overlap < tile_size, ...); throws UsageError.
 void validate(const RunConfig& config);
+// The part of validate() about tile_size and overlap, which every tile source repeats
+// for configs built in code rather than resolved.
+void validate_tiling(const RunConfig& config);
 
 // The whole configuration as TOML that apply_toml_text reads back to an equal config.
 std::string to_toml(const RunConfig& config);
