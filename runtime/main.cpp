@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "backend_info.hpp"
 #include "communicator.hpp"
@@ -24,7 +25,9 @@
 #include "reader_pool.hpp"
 #include "run_report.hpp"
 #include "tile_feed.hpp"
-#include "tile_scores.hpp"
+#include "stop_request.hpp"
+#include "task_output.hpp"
+#include "tile_journal.hpp"
 #include "tile_source.hpp"
 
 namespace {
@@ -103,20 +106,59 @@ void print_banner(const RankEnvironment& ranks, const rt::BackendInfo& backend, 
   std::fflush(stdout);
 }
 
+// Exit status of a rank that stopped on request (SIGUSR2 before walltime, SIGTERM) with
+// tiles left: its finished tiles are journaled, and running the same command again (or
+// the job template's requeue) finishes the rest.
+constexpr int kExitStopped = 3;
+
+std::vector<rt::Tile> tiles_to_do(const std::vector<rt::Tile>& tiles, const rt::TileResults& done) {
+  std::vector<rt::Tile> todo;
+  for (const auto& tile : tiles) {
+    if (!done.contains(tile.id)) todo.push_back(tile);
+  }
+  return todo;
+}
+
+// Stops handing out tiles once a stop was asked for; tiles already claimed finish.
+rt::TileFeed stoppable(rt::TileFeed feed) {
+  return [inner = std::move(feed)]() -> std::optional<rt::Tile> {
+    if (rt::stop_signal() != 0) return std::nullopt;
+    return inner();
+  };
+}
+
+void fill_from_stats(mgpr::RankSummary& summary, const rt::PipelineStats& stats) {
+  summary.tiles = stats.tiles;
+  summary.batches = stats.batches;
+  summary.model_s = stats.model_s;
+  summary.read_s = stats.read_s;
+  summary.data_wait_s = stats.data_wait_s;
+  summary.memory_avg_bytes = stats.memory_avg_bytes;
+  summary.memory_peak_bytes = stats.memory_peak_bytes;
+  summary.memory_total_bytes = stats.memory_total_bytes;
+  // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
+  summary.elapsed_s = stats.elapsed_s;
+}
+
 int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   const auto started = Clock::now();
+  rt::install_stop_handlers();
   const auto backend = rt::configure_backend(config.threads > 0 ? config.threads : default_threads(ranks));
   const auto device = rt::choose_device(config, ranks.local_rank);
-  if (config.task != "classify") {
-    throw mgpr::UsageError(fmt::format("task={}: this mgpr writes results for task=classify only so far (detect "
-                                       "and segment outputs are not implemented yet); use task=classify",
-                                       config.task));
-  }
   // Inputs and model are checked before rendezvous: a bad input fails every rank at
   // once with the same message, instead of leaving peers waiting.
   const auto source = rt::make_tile_source(config);
   rt::TileModel model(config, device, source->channels());
+  const auto plan = rt::plan_outputs(config, *source);
+  auto output = rt::make_task_output(plan);
   print_banner(ranks, backend, device, model, *source);
+
+  // Every rank reads the journals before the rendezvous and none appends before the
+  // barrier after it, so all ranks agree on the tiles left to do.
+  const auto journal_folder = rt::journal_dir(config);
+  rt::TileResults done = config.resume ? rt::read_journals(journal_folder) : rt::TileResults{};
+  const auto& all_tiles = source->tiles();
+  const auto todo = tiles_to_do(all_tiles, done);
 
   auto watchdog_report = rt::ProgressReport::from_environment();
   // Also tells the plugin's watchdog this rank arrived (MGPR_PROGRESS_FILE).
@@ -125,40 +167,46 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   rendezvous.use_gpu = device.is_cuda;
   rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
   auto communicator = rt::join_run(ranks, rendezvous);
+  if (ranks.rank == 0) {
+    if (!config.resume) std::filesystem::remove_all(journal_folder);
+    if (!done.empty()) {
+      fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(),
+                 all_tiles.size(), journal_folder.string(), todo.size());
+    }
+    std::fflush(stdout);
+  }
+  communicator->barrier();
 
   auto summary = base_summary(ranks, device);
   summary.warnings = model.warnings();
+  bool complete = false;
   try {
-    const auto& tiles = source->tiles();
-    auto feed = config.sharding == "static" ? rt::make_static_feed(tiles, ranks.rank, ranks.world_size)
-                                            : rt::make_dynamic_feed(tiles, *communicator, "mgpr/next-tile");
-    rt::ReaderPool readers(*source, config.workers, std::move(feed),
+    rt::TileJournal journal(journal_folder, ranks.rank);
+    output->set_journal(&journal);
+    auto feed = config.sharding == "static" ? rt::make_static_feed(todo, ranks.rank, ranks.world_size)
+                                            : rt::make_dynamic_feed(todo, *communicator, "mgpr/next-tile");
+    rt::ReaderPool readers(*source, config.workers, stoppable(std::move(feed)),
                            static_cast<std::size_t>(2 * config.batch_size + config.workers));
-    rt::TileScores scores(config.model);
-    rt::ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(tiles.size()) / ranks.world_size,
+    rt::ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(todo.size()) / ranks.world_size,
                                 config.log_interval, ::isatty(STDERR_FILENO) != 0);
-    const auto stats = rt::run_pipeline(readers, model, device, scores,
+    const auto stats = rt::run_pipeline(readers, model, device, *output,
                                         {config.batch_size, [&](const rt::PipelineStats& running) {
                                            printer.update(running);
                                            watchdog_report.progress();
                                          }});
     printer.finish(stats);
+    fill_from_stats(summary, stats);
 
-    std::vector<std::string> raster_names;
-    for (const auto& raster : source->rasters()) raster_names.push_back(raster.path);
-    rt::gather_and_write_scores(scores.rows(), *communicator, raster_names,
-                                std::filesystem::path(config.output_dir) / "tile_scores.csv");
-
-    summary.tiles = stats.tiles;
-    summary.batches = stats.batches;
-    summary.model_s = stats.model_s;
-    summary.read_s = stats.read_s;
-    summary.data_wait_s = stats.data_wait_s;
-    summary.memory_avg_bytes = stats.memory_avg_bytes;
-    summary.memory_peak_bytes = stats.memory_peak_bytes;
-    summary.memory_total_bytes = stats.memory_total_bytes;
-    // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
-    summary.elapsed_s = stats.elapsed_s;
+    // Every rank learns every result, so all agree whether the run is complete; rank 0
+    // writes the outputs only then.
+    for (const auto& text : communicator->all_gather(rt::encode_results(output->new_results()))) {
+      rt::decode_results(text, done);
+    }
+    complete = done.size() == all_tiles.size();
+    if (complete && ranks.rank == 0) {
+      for (const auto& file : output->write_outputs(done)) fmt::print("# wrote {}\n", file.string());
+      std::filesystem::remove_all(journal_folder);
+    }
   } catch (const std::exception& failure) {
     // Whatever was measured is kept: the summary says which rank failed and why.
     summary.status = mgpr::RankStatus::kFailed;
@@ -166,6 +214,11 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
     write_rank_summary(summary);
     throw;
+  }
+  if (!complete) {
+    summary.status = mgpr::RankStatus::kInterrupted;
+    summary.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", rt::stop_signal(),
+                                strsignal(rt::stop_signal()), done.size(), all_tiles.size());
   }
   write_rank_summary(summary);
 
@@ -176,10 +229,15 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
       all.push_back(mgpr::rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
     }
     fmt::print("{}", rt::usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
+    if (!complete) {
+      fmt::print("# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
+                 "job does so) to finish the rest\n",
+                 done.size(), all_tiles.size(), journal_folder.string());
+    }
     std::fflush(stdout);
   }
   communicator->barrier();
-  return 0;
+  return complete ? 0 : kExitStopped;
 }
 
 int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {

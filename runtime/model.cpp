@@ -1,5 +1,6 @@
 #include "model.hpp"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
@@ -43,6 +44,20 @@ torch::ScalarType precision_dtype(const std::string& precision) {
   if (precision == "fp16") return torch::kHalf;
   if (precision == "bf16") return torch::kBFloat16;
   return torch::kFloat;
+}
+
+// Custom operators (torchvision::nms, ...) register themselves when their library is
+// loaded; a scripted model that calls them cannot be loaded before. RTLD_GLOBAL so the
+// libraries' own symbols resolve each other. Never unloaded: the operators stay registered.
+void load_operator_libraries(const std::vector<std::string>& libraries) {
+  for (const auto& library : libraries) {
+    if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* reason = ::dlerror();
+      throw UsageError(fmt::format("model_libraries: cannot load '{}': {}; give the full path of a shared library "
+                                   "built for this LibTorch (e.g. torchvision's _C.so)",
+                                   library, reason != nullptr ? reason : "unknown error"));
+    }
+  }
 }
 
 torch::jit::Module load_script(const std::string& spec, int channels) {
@@ -96,6 +111,7 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
                                               config.precision));
   }
 
+  load_operator_libraries(config.model_libraries);
   module_ = load_script(config.model, channels);
   module_.eval();
   module_.to(device_);

@@ -32,6 +32,13 @@ void validate(const RunConfig& config) {
       throw UsageError(fmt::format("std values divide the pixels and must be positive, got {}", divisor));
     }
   }
+  if (config.iou_threshold <= 0 || config.iou_threshold > 1) {
+    throw UsageError(fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
+  }
+  if (config.use_fake_data && config.task != "classify") {
+    throw UsageError(fmt::format("task={} needs a georeferenced raster; fake data (use_fake_data=true) serves "
+                                 "task=classify only", config.task));
+  }
   if (config.image_path.empty() && !config.use_fake_data) {
     throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
                      "fake-data environment check");

@@ -87,20 +87,22 @@ class MgprCli : public testing::Test {
     int image, row, column, x, y, width, height, label;
     double score, logit;
   };
-  // tile_scores.csv rows, keyed by tile id; fails the test on a duplicate tile.
+  // <stem>_tiles.csv rows, keyed by tile id; fails the test on a duplicate tile.
   static std::map<std::tuple<int, int, int>, Row> read_scores(const fs::path& file) {
     std::map<std::tuple<int, int, int>, Row> rows;
     std::istringstream lines(read_text(file));
     std::string line;
     std::getline(lines, line);
-    EXPECT_EQ(line, "raster,image,row,column,x,y,width,height,label,score,logit");
+    EXPECT_EQ(line, "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit");
     while (std::getline(lines, line)) {
       std::replace(line.begin(), line.end(), ',', ' ');
       std::istringstream fields(line);
       std::string raster;
       Row r{};
-      fields >> raster >> r.image >> r.row >> r.column >> r.x >> r.y >> r.width >> r.height >> r.label >> r.score >>
-          r.logit;
+      double center_x = 0;
+      double center_y = 0;
+      fields >> raster >> r.image >> r.row >> r.column >> r.x >> r.y >> r.width >> r.height >> center_x >> center_y >>
+          r.label >> r.score >> r.logit;
       EXPECT_TRUE(rows.emplace(std::tuple{r.image, r.row, r.column}, r).second) << "tile listed twice: " << line;
     }
     return rows;
@@ -115,7 +117,7 @@ TEST_F(MgprCli, EachTilesMeanComesThroughTheWholePipeline) {
   const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32", "overlap=4",
                             "batch_size=3", "workers=2", "accelerator=cpu", "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  const auto rows = read_scores(out / "tile_scores.csv");
+  const auto rows = read_scores(out / "mean_tiles.csv");
   const auto tiles = mgpr::runtime::tile_image(0, 100, 70, 32, 4);
   ASSERT_EQ(rows.size(), tiles.size());
   for (const auto& tile : tiles) {
@@ -135,7 +137,7 @@ TEST_F(MgprCli, AnImageSmallerThanATileIsPadded) {
   const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32",
                             "accelerator=cpu", "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  const auto rows = read_scores(out / "tile_scores.csv");
+  const auto rows = read_scores(out / "small_tiles.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NEAR(rows.begin()->second.logit, expected_mean(image, 0, 0, 20, 12, 32), 1e-5);
 }
@@ -151,8 +153,8 @@ TEST_F(MgprCli, SameResultsForOneTwoThreeRanksStaticAndDynamic) {
                 "accelerator=cpu", "threads=1", "workers=1", "gpus=" + std::to_string(ranks),
                 "sharding=" + sharding, "output_dir=" + out.string()});
       ASSERT_EQ(result.exit_code, 0) << sharding << ' ' << ranks << '\n' << result.out << result.err;
-      const auto scores = read_text(out / "tile_scores.csv");
-      EXPECT_EQ(read_scores(out / "tile_scores.csv").size(), 30u) << sharding << ' ' << ranks;
+      const auto scores = read_text(out / "ranks_tiles.csv");
+      EXPECT_EQ(read_scores(out / "ranks_tiles.csv").size(), 30u) << sharding << ' ' << ranks;
       if (reference.empty()) reference = scores;
       EXPECT_EQ(scores, reference) << sharding << " sharding on " << ranks << " ranks";
     }
@@ -167,7 +169,7 @@ TEST_F(MgprCli, TwoCpuRanksOverA4096ImageProcessEveryTileOnceAndReportBoth) {
   const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "gpus=2", "accelerator=cpu",
                             "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_EQ(read_scores(out / "tile_scores.csv").size(), 16u);  // 4 x 4 tiles of 1024
+  EXPECT_EQ(read_scores(out / "big_tiles.csv").size(), 16u);  // 4 x 4 tiles of 1024
   EXPECT_TRUE(contains(result.out, "GPU Usage Summary")) << result.out;
   EXPECT_TRUE(contains(result.out, "rank   0:")) << result.out;
   EXPECT_TRUE(contains(result.out, "rank   1:")) << result.out;
@@ -179,7 +181,7 @@ TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
   const auto result = mgpr({"use_fake_data=true", "dummy_dataset_count=6", "tile_size=64", "batch_size=4",
                             "accelerator=cpu", "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_EQ(read_scores(out / "tile_scores.csv").size(), 6u);
+  EXPECT_EQ(read_scores(out / "fake_tiles.csv").size(), 6u);
   EXPECT_TRUE(contains(result.out, "builtin:resnet50")) << result.out;
 }
 
@@ -218,7 +220,7 @@ TEST_F(MgprCli, BadInputsAreRefusedByName) {
     EXPECT_TRUE(contains(result.err, bad.message)) << bad.name << ": " << result.err;
     EXPECT_TRUE(contains(result.err, "mgpr: error:")) << bad.name << ": " << result.err;
   }
-  EXPECT_FALSE(fs::exists(path("bad-out") / "tile_scores.csv"));
+  EXPECT_FALSE(fs::exists(path("bad-out") / "good_tiles.csv"));
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   }
   EXPECT_EQ(tiles_by_ranks, 9);
   std::set<std::string> tile_rows;
-  std::istringstream rows(mgpr::read_text_file(logs / "out" / "tile_scores.csv"));
+  std::istringstream rows(mgpr::read_text_file(logs / "out" / "fake_tiles.csv"));
   std::string row;
   std::getline(rows, row);  // header
   while (std::getline(rows, row)) {

@@ -1,0 +1,12 @@
+#pragma once
+// A clean stop on request: Slurm sends SIGUSR2 before walltime (the job template's
+// --signal=USR2@120) and SIGTERM on scancel. The first such signal makes the rank stop
+// claiming tiles, finish the batch it holds and record it in the resume journal; a
+// second one ends the process at once, as it would have without mgpr.
+namespace mgpr::runtime {
+
+void install_stop_handlers();
+// The signal that asked for the stop, or 0.
+int stop_signal();
+
+}  // namespace mgpr::runtime
