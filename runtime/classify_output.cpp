@@ -72,7 +72,7 @@ class ClassifyOutput final : public TaskOutput {
         const auto& w = windows.at(id);
         const auto result = decode(payload);
         const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
-        csv += fmt::format("{},{},{},{},{},{},{},{},{:.17g},{:.17g},{},{:.9g},{:.9g}\n", csv_field(raster_name),
+        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}\n", csv_field(raster_name),
                            id.image, id.row, id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label,
                            result.score, result.logit);
 #ifdef MGPR_HAVE_GDAL

@@ -88,7 +88,7 @@ class DetectOutput final : public TaskOutput {
       const auto corner1 = transform.to_map(b.x1, b.y1);
       const auto corner2 = transform.to_map(b.x2, b.y2);
       const auto centre = transform.to_map((b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2);
-      csv += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{}\n",
+      csv += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n",
                          csv_field(raster.path), b.label, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y,
                          corner2.x, corner2.y, centre.x, centre.y, b.tile.row, b.tile.column);
     }

@@ -22,6 +22,7 @@
 
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
+#include "stop_request.hpp"
 
 extern char** environ;  // NOLINT: POSIX's own declaration
 
@@ -219,7 +220,10 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
       if (!child.running || ::waitpid(child.pid, &status, WNOHANG) != child.pid) continue;
       child.running = false;
       --running;
-      if (exit_code(status) != 0 && !first_failure) {
+      // A rank that stopped on request ends like its peers, which got the same signal
+      // or finish the run; signalling them again would end them before they journal.
+      if (exit_code(status) == kExitStopped && !first_failure) first_failure = kExitStopped;
+      if (exit_code(status) != 0 && exit_code(status) != kExitStopped && (!first_failure || *first_failure == kExitStopped)) {
         first_failure = exit_code(status);
         if (running > 0) {
           std::cerr << fmt::format("mgpr: {}; stopping the other ranks\n", describe(child.rank, status));

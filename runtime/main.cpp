@@ -106,11 +106,6 @@ void print_banner(const RankEnvironment& ranks, const rt::BackendInfo& backend, 
   std::fflush(stdout);
 }
 
-// Exit status of a rank that stopped on request (SIGUSR2 before walltime, SIGTERM) with
-// tiles left: its finished tiles are journaled, and running the same command again (or
-// the job template's requeue) finishes the rest.
-constexpr int kExitStopped = 3;
-
 std::vector<rt::Tile> tiles_to_do(const std::vector<rt::Tile>& tiles, const rt::TileResults& done) {
   std::vector<rt::Tile> todo;
   for (const auto& tile : tiles) {
@@ -206,6 +201,8 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
     if (complete && ranks.rank == 0) {
       for (const auto& file : output->write_outputs(done)) fmt::print("# wrote {}\n", file.string());
       std::filesystem::remove_all(journal_folder);
+      std::error_code not_empty;  // other runs' journals may still be there
+      std::filesystem::remove(journal_folder.parent_path(), not_empty);
     }
   } catch (const std::exception& failure) {
     // Whatever was measured is kept: the summary says which rank failed and why.
@@ -237,7 +234,7 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
     std::fflush(stdout);
   }
   communicator->barrier();
-  return complete ? 0 : kExitStopped;
+  return complete ? 0 : rt::kExitStopped;
 }
 
 int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {

@@ -5,6 +5,10 @@
 // second one ends the process at once, as it would have without mgpr.
 namespace mgpr::runtime {
 
+// Exit status of a rank that stopped on request with tiles left: its finished tiles are
+// journaled, and the same command run again (or the job requeued) finishes the rest.
+inline constexpr int kExitStopped = 3;
+
 void install_stop_handlers();
 // The signal that asked for the stop, or 0.
 int stop_signal();
