@@ -1,0 +1,36 @@
+#pragma once
+// TorchScript models whose outputs are known exactly for any input, built in C++ (no
+// Python, nothing downloaded), so detect and segment runs can be checked against the
+// squares mgpr-test-image paints. All take x [B,C,H,W] float and look only at the mean
+// over bands: mean > threshold (strict) is "object".
+#include <torch/script.h>
+
+namespace mgpr::test {
+
+// The output conventions detection models come in.
+enum class DetectorStyle {
+  kTensor,            // [B, max_boxes, 6]: x1,y1,x2,y2,score,label; padding rows are 0 with score -1
+  kDicts,             // List[Dict[str,Tensor]]: boxes [N,4] float, scores [N] float, labels [N] int64 (torchvision)
+  kTupleLossesDicts,  // Tuple[Dict[str,Tensor], List[Dict[str,Tensor]]]: an empty losses dict first, as
+                      // torchvision's scripted detectors return
+};
+
+// One box per 8-connected component of the mask: x1,y1 the least column and row, x2,y2
+// one past the greatest (pixel-corner, exclusive), score = pixels / box area (1 for a
+// clean square), label 1. Two squares touching only at a corner are one component.
+// Components come in order of their last pixel in row-major order (the label the
+// max-pooling leaves on them), at most max_boxes of them per image; the rest are dropped.
+torch::jit::Module threshold_detector(double threshold, int max_boxes, DetectorStyle style);
+
+// [B,2,H,W] logits: channel 1 = mean - threshold, channel 0 = threshold - mean, except 1
+// where mean == threshold, so argmax is class 1 exactly where mean > threshold and needs
+// no tie-break rule.
+torch::jit::Module threshold_segmenter(double threshold);
+
+// Returns inner's output unchanged after `matmul_rounds` products of 256x256 matrices
+// (34 MFLOP each, about 1 ms on one desktop core), so a run lasts long enough to be
+// interrupted. The products feed
+// a check that never fails, so no optimisation pass can drop them as dead code.
+torch::jit::Module slow(const torch::jit::Module& inner, int matmul_rounds);
+
+}  // namespace mgpr::test
