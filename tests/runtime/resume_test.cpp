@@ -56,7 +56,7 @@ std::string layer_content(const fs::path& file) {
   GDALDatasetUniquePtr dataset(GDALDataset::Open(file.c_str(), GDAL_OF_VECTOR));
   if (!dataset) return "cannot open " + file.string();
   std::string text;
-  for (auto& feature : dataset->GetLayer(0)->GetFeatures()) {
+  for (auto& feature : *dataset->GetLayer(0)) {
     for (int i = 0; i < feature->GetFieldCount(); ++i) text += std::string(feature->GetFieldAsString(i)) + " ";
     char* wkt = nullptr;
     feature->GetGeometryRef()->exportToWkt(&wkt);
