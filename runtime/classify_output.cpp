@@ -32,17 +32,18 @@ class ClassifyOutput final : public TaskOutput {
  public:
   explicit ClassifyOutput(const OutputPlan& plan) : plan_(plan) {}
 
-  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
-    const auto batch = static_cast<std::int64_t>(tiles.size());
+  void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
     if (!output.isTensor() || output.toTensor().dim() != 2 || output.toTensor().size(0) != batch) {
       throw UsageError(fmt::format(
           "model '{}' returned {} for a batch of {} tiles; task=classify needs a [B, C] tensor of logits (one row "
           "per tile); see docs/models.md",
-          plan_.config.model,
-          output.isTensor() ? fmt::format("a tensor of shape [{}]", fmt::join(output.toTensor().sizes(), ", "))
-                            : std::string(output.tagKind()),
-          batch));
+          plan_.config.model, describe_output(output), batch));
     }
+  }
+
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+    const auto batch = static_cast<std::int64_t>(tiles.size());
+    check_output(output, batch, tiles.front().height);
     const auto logits = output.toTensor().to(torch::kCPU, torch::kDouble);
     const auto probabilities = torch::softmax(logits, 1);
     const auto [best, labels] = logits.max(1);

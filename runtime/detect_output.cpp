@@ -46,6 +46,10 @@ class DetectOutput final : public TaskOutput {
  public:
   explicit DetectOutput(const OutputPlan& plan) : plan_(plan) {}
 
+  void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
+    (void)parse_detections(output, batch, plan_.config.score_threshold, plan_.config.model);
+  }
+
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
     auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.config.score_threshold,
                                      plan_.config.model);

@@ -3,23 +3,17 @@
 #include <fmt/format.h>
 
 #include "mgpr/error.hpp"
+#include "task_outputs.hpp"
 
 namespace mgpr::runtime {
 namespace {
-
-std::string describe(const torch::IValue& output) {
-  if (output.isTensor()) return fmt::format("a tensor of shape [{}]", fmt::join(output.toTensor().sizes(), ", "));
-  if (output.isList()) return fmt::format("a list of {} {}", output.toListRef().size(),
-                                          output.toListRef().empty() ? "items" : output.toListRef()[0].tagKind());
-  return output.tagKind();
-}
 
 [[noreturn]] void refuse(const torch::IValue& output, std::int64_t batch, const std::string& model_name,
                          std::string_view detail) {
   throw UsageError(fmt::format("model '{}' returned {} for a batch of {} tiles{}; task=detect needs a [B, N, 6] "
                                "tensor (x1, y1, x2, y2, score, label) or a list of B dicts with boxes, scores and "
                                "labels; see docs/models.md",
-                               model_name, describe(output), batch, detail));
+                               model_name, describe_output(output), batch, detail));
 }
 
 void add_box(std::vector<Box>& boxes, double x1, double y1, double x2, double y2, double score, std::int64_t label,

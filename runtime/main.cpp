@@ -146,6 +146,7 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   rt::TileModel model(config, device, source->channels());
   const auto plan = rt::plan_outputs(config, *source);
   auto output = rt::make_task_output(plan);
+  output->check_output(model.dummy_output(), 1, config.tile_size);
   print_banner(ranks, backend, device, model, *source);
 
   // Every rank reads the journals before the rendezvous and none appends before the

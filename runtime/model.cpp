@@ -134,7 +134,7 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
 
   // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
   try {
-    forward(torch::zeros({1, channels, config.tile_size, config.tile_size}));
+    dummy_output_ = forward(torch::zeros({1, channels, config.tile_size, config.tile_size}));
   } catch (const std::exception& failure) {
     throw UsageError(fmt::format("model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, "
                                  "width): {}; check tile_size and bands against the input the model expects",

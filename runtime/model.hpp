@@ -32,6 +32,8 @@ class TileModel {
   // stays on the model's device.
   torch::IValue forward(const torch::Tensor& batch);
 
+  // The model's output for the dummy tile (one zero tile), for the task's contract check.
+  [[nodiscard]] const torch::IValue& dummy_output() const { return dummy_output_; }
   [[nodiscard]] torch::ScalarType input_dtype() const { return dtype_; }
   [[nodiscard]] const std::string& description() const { return description_; }
   // Things the user should know (a slow precision forced, an optimisation skipped).
@@ -43,6 +45,7 @@ class TileModel {
   torch::ScalarType dtype_ = torch::kFloat;
   std::string description_;
   std::vector<std::string> warnings_;
+  torch::IValue dummy_output_;
 };
 
 }  // namespace mgpr::runtime

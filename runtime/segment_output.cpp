@@ -19,19 +19,24 @@ class SegmentOutput final : public TaskOutput {
  public:
   explicit SegmentOutput(const OutputPlan& plan) : plan_(plan) {}
 
-  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
-    const auto batch = static_cast<std::int64_t>(tiles.size());
-    const auto& first = tiles.front();
+  void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const override {
     if (!output.isTensor() || output.toTensor().dim() != 4 || output.toTensor().size(0) != batch ||
-        output.toTensor().size(2) != first.height || output.toTensor().size(3) != first.width) {
+        output.toTensor().size(2) != tile_size || output.toTensor().size(3) != tile_size) {
       throw UsageError(fmt::format(
           "model '{}' returned {} for a batch of {} tiles of {}x{} px; task=segment needs a [B, C, H, W] tensor of "
           "class scores at the tile's own size (C = 1: one logit, class 1 where it is > 0); see docs/models.md",
-          plan_.config.model,
-          output.isTensor() ? fmt::format("a tensor of shape [{}]", fmt::join(output.toTensor().sizes(), ", "))
-                            : std::string(output.tagKind()),
-          batch, first.width, first.height));
+          plan_.config.model, describe_output(output), batch, tile_size, tile_size));
     }
+    if (output.toTensor().size(1) > kNoClass) {
+      throw UsageError(fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
+                                   "most {} (value {} means no data)",
+                                   plan_.config.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
+    }
+  }
+
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+    const auto batch = static_cast<std::int64_t>(tiles.size());
+    check_output(output, batch, tiles.front().height);
     const auto scores = output.toTensor().to(torch::kCPU, torch::kFloat);
     torch::Tensor classes;
     torch::Tensor probabilities;
@@ -42,11 +47,6 @@ class SegmentOutput final : public TaskOutput {
       const auto p = torch::sigmoid(logit);
       probabilities = torch::where(logit > 0, p, 1 - p);
     } else {
-      if (scores.size(1) > kNoClass) {
-        throw UsageError(fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
-                                     "most {} (value {} means no data)",
-                                     plan_.config.model, scores.size(1), int{kNoClass}, int{kNoClass}));
-      }
       std::tie(probabilities, classes) = torch::softmax(scores, 1).max(1);
     }
     classes = classes.to(torch::kUInt8).contiguous();

@@ -18,6 +18,15 @@ void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& o
   if (journal_ != nullptr) journal_->flush();
 }
 
+std::string describe_output(const torch::IValue& output) {
+  if (output.isTensor()) return fmt::format("a tensor of shape [{}]", fmt::join(output.toTensor().sizes(), ", "));
+  if (output.isList()) {
+    const auto list = output.toListRef();
+    return fmt::format("a list of {} {}", list.size(), list.empty() ? "items" : list[0].tagKind());
+  }
+  return output.tagKind();
+}
+
 OutputPlan plan_outputs(const RunConfig& config, const TileSource& source) {
   OutputPlan plan{config, source.rasters(), source.tiles(), source.tile_size(), {}};
   const std::filesystem::path folder(config.output_dir);

@@ -27,6 +27,11 @@ class TaskOutput : public BatchConsumer {
   // This rank's results of this run (journaled ones of earlier runs excluded).
   [[nodiscard]] const TileResults& new_results() const { return new_results_; }
 
+  // Throws UsageError naming the model when `output`, for a batch of `batch` tiles of
+  // tile_size px, does not follow the task's contract (docs/models.md). Run on the
+  // model's output for a dummy tile before any rank starts.
+  virtual void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const = 0;
+
   // Rank 0, once `all` holds every tile's result: writes the final files under
   // temporary names renamed when complete, and returns them.
   virtual std::vector<std::filesystem::path> write_outputs(const TileResults& all) = 0;

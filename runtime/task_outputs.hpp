@@ -10,6 +10,8 @@ std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan);
 std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan);
 std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan);
 
+// What a model returned, for error messages: "a tensor of shape [2, 5]", "a list of 2 GenericDict".
+std::string describe_output(const torch::IValue& output);
 // Fields of a CSV: quoted when they hold a comma, quote or newline.
 std::string csv_field(const std::string& text);
 // The raster's georeferencing as a GeoTransform (identity when it has none).

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "known_squares.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -31,39 +32,13 @@ std::string read_text(const fs::path& file) {
   return text.str();
 }
 
-// Rows of a CSV with a header, as column name -> text; quoted fields are not needed here.
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
-  std::istringstream lines(read_text(file));
-  std::string line;
-  std::vector<std::string> header;
-  std::getline(lines, line);
-  for (std::istringstream fields(line); std::getline(fields, line, ',');) header.push_back(line);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(lines, line)) {
-    std::map<std::string, std::string> row;
-    std::istringstream fields(line);
-    for (const auto& name : header) std::getline(fields, row[name], ',');
-    rows.push_back(row);
-  }
-  return rows;
-}
+using mgpr::test::kKnownSquares;
+const auto& read_csv = mgpr::test::read_csv_rows;
 
 double number(const std::map<std::string, std::string>& row, const std::string& column) {
   return std::stod(row.at(column));
 }
 
-// 200 x 150 px tiled by 64 with overlap 16: columns start at 0, 48, 96, 136 and rows at
-// 0, 48, 86. The squares are at most 14 px, smaller than the overlap, so each lies whole
-// in some tile; their neighbours see them cut.
-const std::vector<std::string> kSquares{
-    "10,10,8",    // inside one tile
-    "44,20,10",   // across the column overlap at x 48..64
-    "58,58,12",   // across a row and a column overlap
-    "195,30,10",  // past the right edge: clipped to 195..200
-    "100,145,10", // past the bottom edge, and whole in two column windows
-    "0,100,6",    // on the left edge, whole in two row windows
-    "130,90,14",  // whole in two tiles of each axis
-};
 constexpr double kPixelSize = 0.1;  // mgpr-test-image's default
 
 class KnownAnswers : public testing::Test {
@@ -76,7 +51,7 @@ class KnownAnswers : public testing::Test {
       std::vector<std::string> argv{MGPR_TEST_IMAGE, (dir_ / (std::string(name) + ".tif")).string(), "--width",
                                     "200", "--height", "150", "--block", "64", "--rotation", rotation,
                                     "--objects-csv", (dir_ / (std::string(name) + "_objects.csv")).string()};
-      for (const auto& square : kSquares) argv.insert(argv.end(), {"--square", square});
+      for (const auto& square : kKnownSquares) argv.insert(argv.end(), {"--square", square});
       const auto made = run_command(argv);
       ASSERT_EQ(made.exit_code, 0) << made.err;
     }
@@ -101,7 +76,7 @@ class KnownAnswers : public testing::Test {
   static void expect_every_square_once(const fs::path& detections, const fs::path& objects) {
     const auto found = read_csv(detections);
     const auto known = read_csv(objects);
-    ASSERT_EQ(known.size(), kSquares.size());
+    ASSERT_EQ(known.size(), kKnownSquares.size());
     EXPECT_EQ(found.size(), known.size()) << read_text(detections);
     for (const auto& object : known) {
       int matches = 0;

@@ -210,6 +210,9 @@ TEST_F(MgprCli, BadInputsAreRefusedByName) {
       {"band out of range", {image, mean, "bands=1,5"}, "5"},
       {"missing model", {image, "model=" + path("none.pt").string()}, "none.pt"},
       {"unknown key", {image, mean, "tile_sise=8"}, "did you mean tile_size"},
+      {"missing operator library", {image, mean, "model_libraries=/nowhere/libops.so"},
+       "model_libraries: cannot load '/nowhere/libops.so'"},
+      {"detect model returning logits", {image, mean, "task=detect", "tile_size=16"}, "task=detect needs a [B, N, 6]"},
   };
   for (const auto& bad : cases) {
     auto arguments = bad.arguments;

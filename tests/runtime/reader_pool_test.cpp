@@ -44,6 +44,9 @@ class ScriptedSource final : public mgpr::runtime::TileSource {
   }
 
   bool fail_to_open = false;
+  // While set, reads of tiles after the failing one wait (at most 5 s): nothing after it
+  // can reach the consumer before the error, however the threads are scheduled.
+  mutable std::atomic<bool> hold_after_failure{false};
   mutable std::atomic<int> reads_started{0};
   mutable std::atomic<int> buffers_reused{0};
 
@@ -55,6 +58,9 @@ class ScriptedSource final : public mgpr::runtime::TileSource {
       ++source_.reads_started;
       if (out.pixels.capacity() >= 16) ++source_.buffers_reused;
       if (source_.delay_ > 0ms) std::this_thread::sleep_for(source_.delay_);
+      for (int waited = 0; tile.id.row > source_.fail_at_ && source_.hold_after_failure && waited < 5000; ++waited) {
+        std::this_thread::sleep_for(1ms);
+      }
       if (tile.id.row == source_.fail_at_) throw std::runtime_error("scripted: tile 37 is unreadable");
       out.tile = tile;
       out.channels = 1;
@@ -142,16 +148,19 @@ TEST(ReaderPool, StopsReadingWhenTheQueueIsFull) {
 
 TEST(ReaderPool, RethrowsTheFirstReaderError) {
   ScriptedSource source(200, 0ms, 37);
+  source.hold_after_failure = true;
   ListFeed feed(source);
   ReaderPool pool(source, 2, feed.function(), 4);
-  int received = 0;
+  std::vector<int> received;
   try {
-    while (pool.next()) ++received;
+    while (auto tile = pool.next()) received.push_back(tile->tile.id.row);
     FAIL() << "the reader error was not rethrown";
   } catch (const std::runtime_error& error) {
     EXPECT_THAT(error.what(), testing::HasSubstr("tile 37 is unreadable"));
   }
-  EXPECT_LE(received, 37 + 4);
+  source.hold_after_failure = false;
+  EXPECT_TRUE(std::all_of(received.begin(), received.end(), [](int row) { return row < 37; }))
+      << "only tiles before the failing one were held back from the consumer";
   EXPECT_THROW(pool.next(), std::runtime_error) << "the error stays";
   std::this_thread::sleep_for(50ms);
   const std::lock_guard lock(feed.mutex);

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "known_squares.hpp"
 #include "run_command.hpp"
 #include "test_support.hpp"
 
@@ -18,20 +19,7 @@ namespace fs = std::filesystem;
 using mgpr::launcher::run_command;
 using mgpr::test::scratch;
 
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::vector<std::string> header;
-  std::getline(in, line);
-  for (std::istringstream fields(line); std::getline(fields, line, ',');) header.push_back(line);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    auto& row = rows.emplace_back();
-    for (const auto& name : header) std::getline(fields, row[name], ',');
-  }
-  return rows;
-}
+const auto& read_csv = mgpr::test::read_csv_rows;
 
 TEST(KnownAnswerJob, TwoRanksUnderMgprSubmitFindEverySquareOnce) {
   if (std::string(MGPR_TEST_IMAGE).empty() || std::string(MGPR_TEST_MODEL).empty()) {
@@ -42,9 +30,7 @@ TEST(KnownAnswerJob, TwoRanksUnderMgprSubmitFindEverySquareOnce) {
   const auto objects = dir / "objects.csv";
   std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width", "200", "--height", "150",
                                       "--objects-csv", objects.string()};
-  for (const auto* square : {"10,10,8", "44,20,10", "58,58,12", "195,30,10", "100,145,10", "0,100,6", "130,90,14"}) {
-    make_image.insert(make_image.end(), {"--square", square});
-  }
+  for (const auto& square : mgpr::test::kKnownSquares) make_image.insert(make_image.end(), {"--square", square});
   ASSERT_EQ(run_command(make_image).exit_code, 0);
   const auto model = dir / "detector.pt";
   ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model.string()}).exit_code, 0);
