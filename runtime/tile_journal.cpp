@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -68,6 +69,7 @@ TileJournal::~TileJournal() {
   } catch (const std::exception&) {
     // Losing the last entries only means those tiles are processed again.
   }
+  ::fdatasync(fd_);
   ::close(fd_);
 }
 
@@ -87,7 +89,13 @@ void TileJournal::flush() {
     rest.remove_prefix(static_cast<std::size_t>(written));
   }
   pending_.clear();
-  ::fdatasync(fd_);
+  // write() alone survives a killed process; the sync guards against a lost node. At
+  // most once a second, as a sync per batch is slow on shared filesystems (Lustre, NFS).
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_sync_ >= std::chrono::seconds(1)) {
+    ::fdatasync(fd_);
+    last_sync_ = now;
+  }
 }
 
 std::string format_result_line(const TileId& id, std::string_view payload) {

@@ -1,9 +1,10 @@
 #pragma once
 // Resume after requeue or interruption: each rank appends one line per finished tile
-// (its id and its result, encoded by the task) to a journal of its own, flushed to disk
+// (its id and its result, encoded by the task) to a journal of its own, written out
 // after every batch. A later run of the same job on the same output reads every rank's
 // journal, skips those tiles and still writes complete outputs. A line cut short by a
 // kill is ignored: that tile is simply processed again.
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -33,13 +34,15 @@ class TileJournal {
   TileJournal& operator=(const TileJournal&) = delete;
 
   void append(const TileId& id, std::string_view payload);
-  // Writes what was appended and waits until it is on disk (fdatasync).
+  // Hands what was appended to the kernel, so it survives this process being killed;
+  // syncs it to disk (fdatasync) at most once a second, and on destruction.
   void flush();
 
  private:
   int fd_ = -1;
   std::filesystem::path file_;
   std::string pending_;
+  std::chrono::steady_clock::time_point last_sync_{};
 };
 
 // The journal's line format, also how results travel between ranks: "<image> <row>
