@@ -111,16 +111,4 @@ std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan) {
   return std::make_unique<ClassifyOutput>(plan);
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
-}
-
-GeoTransform raster_transform(const RasterDescription& raster) { return GeoTransform(raster.geotransform); }
-
 }  // namespace mgpr::runtime

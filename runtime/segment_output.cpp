@@ -17,7 +17,10 @@ namespace {
 
 class SegmentOutput final : public TaskOutput {
  public:
-  explicit SegmentOutput(const OutputPlan& plan) : plan_(plan) {}
+  explicit SegmentOutput(const OutputPlan& plan) : plan_(plan) {
+    // Once per raster, not per tile: pieces of one raster share its georeferencing.
+    for (const auto& raster : plan_.rasters) georefs_.push_back({raster_transform(raster), raster.crs_wkt});
+  }
 
   void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const override {
     if (!output.isTensor() || output.toTensor().dim() != 4 || output.toTensor().size(0) != batch ||
@@ -73,7 +76,7 @@ class SegmentOutput final : public TaskOutput {
         if (plan_.config.segment_probability) probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
       }
       const auto prefix = plan_.prefixes[image].string();
-      const RasterGeoreference georef{raster_transform(raster), raster.crs_wkt};
+      const auto& georef = georefs_[image];
       write_mosaic_vrt(prefix + "_segmentation.vrt", classes, raster.width, raster.height, georef, false);
       written.emplace_back(prefix + "_segmentation.vrt");
       if (plan_.config.segment_probability) {
@@ -130,7 +133,7 @@ class SegmentOutput final : public TaskOutput {
         if (!core_probabilities.empty()) core_probabilities[to] = valid ? probability_data[from] : 0.0F;
       }
     }
-    const RasterGeoreference georef{raster_transform(raster), raster.crs_wkt};
+    const auto& georef = georefs_.at(static_cast<std::size_t>(tile.tile.id.image));
     const auto piece = class_piece(tile.tile.id);
     std::filesystem::create_directories(piece.parent_path());
     write_class_piece(piece, core, core_classes, georef);
@@ -142,6 +145,7 @@ class SegmentOutput final : public TaskOutput {
   }
 
   OutputPlan plan_;
+  std::vector<RasterGeoreference> georefs_;  // index: TileId::image
 };
 
 }  // namespace

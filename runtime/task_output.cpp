@@ -27,6 +27,18 @@ std::string describe_output(const torch::IValue& output) {
   return output.tagKind();
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
+GeoTransform raster_transform(const RasterDescription& raster) { return GeoTransform(raster.geotransform); }
+
 OutputPlan plan_outputs(const RunConfig& config, const TileSource& source) {
   OutputPlan plan{config, source.rasters(), source.tiles(), source.tile_size(), {}};
   const std::filesystem::path folder(config.output_dir);

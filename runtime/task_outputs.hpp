@@ -2,6 +2,7 @@
 // The three tasks' outputs (docs/outputs.md), one file each.
 #include <memory>
 
+#include "georef.hpp"
 #include "task_output.hpp"
 
 namespace mgpr::runtime {
@@ -15,7 +16,6 @@ std::string describe_output(const torch::IValue& output);
 // Fields of a CSV: quoted when they hold a comma, quote or newline.
 std::string csv_field(const std::string& text);
 // The raster's georeferencing as a GeoTransform (identity when it has none).
-class GeoTransform;
 GeoTransform raster_transform(const RasterDescription& raster);
 
 }  // namespace mgpr::runtime

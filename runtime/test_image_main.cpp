@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <numbers>
@@ -20,9 +21,11 @@
 #include <vector>
 
 #include "cli_parse.hpp"
+#include "georef.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/version.hpp"
+#include "output_files.hpp"
 
 namespace {
 
@@ -109,33 +112,7 @@ Box parse_square(const std::string& text, int width, int height) {
   return box;
 }
 
-// Written under a temporary name and renamed only when complete, so a reader never sees
-// a half-written file; removed if the program fails first.
-class PartialFile {
- public:
-  PartialFile(std::string final_path, const std::string& suffix)
-      : final_(std::move(final_path)), temporary_(final_ + suffix) {}
-  ~PartialFile() {
-    if (!committed_) std::remove(temporary_.c_str());
-  }
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-
-  [[nodiscard]] const std::string& temporary() const { return temporary_; }
-  void commit() {
-    if (std::rename(temporary_.c_str(), final_.c_str()) != 0) {
-      throw mgpr::UsageError(fmt::format("cannot rename '{}' to '{}'", temporary_, final_));
-    }
-    committed_ = true;
-  }
-
- private:
-  std::string final_;
-  std::string temporary_;
-  bool committed_ = false;
-};
-
-void write_raster(const ImageRequest& request, const std::string& path) {
+void write_raster(const ImageRequest& request, const std::filesystem::path& path) {
   GDALAllRegister();
   auto* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
   if (driver == nullptr) throw mgpr::UsageError("GDAL has no GTiff driver; install gdal-bin/libgdal");
@@ -183,33 +160,33 @@ void write_raster(const ImageRequest& request, const std::string& path) {
 
 // fmt's "{}" is the shortest text that reads back as the same double, so tests can
 // compare map corners exactly.
-void write_objects_csv(const ImageRequest& request, const std::string& path) {
+void write_objects_csv(const ImageRequest& request, const std::filesystem::path& path) {
   std::ofstream out(path);
   if (!out) {
     throw mgpr::UsageError(fmt::format("cannot create '{}'; check that its folder exists", request.objects_csv));
   }
-  const auto gt = geotransform(request);
-  const auto map_x = [&](int x, int y) { return gt[0] + x * gt[1] + y * gt[2]; };
-  const auto map_y = [&](int x, int y) { return gt[3] + x * gt[4] + y * gt[5]; };
+  const mgpr::runtime::GeoTransform transform(geotransform(request));
   out << "id,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2\n";
   int id = 1;
   for (const auto& b : request.squares) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{}\n", id++, b.x1, b.y1, b.x2, b.y2, map_x(b.x1, b.y1),
-                       map_y(b.x1, b.y1), map_x(b.x2, b.y2), map_y(b.x2, b.y2));
+    const auto corner1 = transform.to_map(b.x1, b.y1);
+    const auto corner2 = transform.to_map(b.x2, b.y2);
+    out << fmt::format("{},{},{},{},{},{},{},{},{}\n", id++, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y, corner2.x,
+                       corner2.y);
   }
   out.close();
   if (!out) throw mgpr::UsageError(fmt::format("writing '{}' failed", request.objects_csv));
 }
 
 void write_outputs(const ImageRequest& request) {
-  PartialFile image(request.output, ".partial.tif");
-  write_raster(request, image.temporary());
+  mgpr::runtime::output::PartialFile image(request.output);
+  write_raster(request, image.path());
   if (request.objects_csv.empty()) {
     image.commit();
     return;
   }
-  PartialFile objects(request.objects_csv, ".partial");
-  write_objects_csv(request, objects.temporary());
+  mgpr::runtime::output::PartialFile objects(request.objects_csv);
+  write_objects_csv(request, objects.path());
   image.commit();
   objects.commit();
 }
@@ -273,5 +250,8 @@ int main(int argc, char** argv) {
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr-test-image: error: {}\n", error.what());
     return 2;
+  } catch (const std::exception& error) {  // a failed rename, from PartialFile
+    fmt::print(stderr, "mgpr-test-image: failed: {}\n", error.what());
+    return 1;
   }
 }
