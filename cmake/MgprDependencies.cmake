@@ -52,6 +52,20 @@ endif()
 if(MGPR_WITH_TORCH)
   find_package(Torch REQUIRED)
   message(STATUS "mgpr: LibTorch ${Torch_VERSION}")
+  # Everything that links LibTorch links this instead of ${TORCH_LIBRARIES}.
+  add_library(mgpr_torch INTERFACE)
+  target_link_libraries(mgpr_torch INTERFACE ${TORCH_LIBRARIES})
+  # The PyTorch wheel carries fmt headers of its own (a newer major version than
+  # Debian's) in the include folder LibTorch puts before /usr/include, so code that
+  # sees LibTorch would compile against them and then link Debian's libfmt. Such code
+  # uses the wheel's fmt header-only; Debian's LibTorch ships no fmt.
+  foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
+    if(EXISTS "${_dir}/fmt/format-inl.h")
+      target_compile_definitions(mgpr_torch INTERFACE FMT_HEADER_ONLY=1)
+      message(STATUS "mgpr: using the fmt headers LibTorch ships (${_dir}), header-only")
+      break()
+    endif()
+  endforeach()
 endif()
 
 if(MGPR_WITH_TORCH AND MGPR_WITH_GDAL)

@@ -8,7 +8,6 @@
 #ifdef MGPR_HAVE_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -51,12 +50,16 @@ std::string device_product_name(const DeviceChoice& device) {
   return {};
 }
 
-void synchronize(const DeviceChoice& device) {
+int compute_capability(const DeviceChoice& device) {
 #ifdef MGPR_HAVE_TORCH_CUDA
-  if (device.is_cuda) c10::cuda::device_synchronize();
+  if (device.is_cuda) {
+    const auto* properties = at::cuda::getDeviceProperties(device.device.index());
+    return properties->major * 10 + properties->minor;
+  }
 #else
   (void)device;
 #endif
+  return 0;
 }
 
 }  // namespace mgpr::runtime

@@ -1,6 +1,7 @@
 #pragma once
-// Memory a rank uses on its device: from the CUDA caching allocator on a GPU, the
-// process's resident set on CPU.
+// What a rank reads off its device: the memory it uses (from the CUDA caching allocator
+// on a GPU, the process's resident set on CPU), the GPU's name and compute capability.
+// The one place that includes LibTorch's CUDA headers besides the stream code.
 #include <cstdint>
 #include <string>
 
@@ -17,7 +18,7 @@ struct MemorySample {
 MemorySample sample_memory(const DeviceChoice& device);
 // The GPU's marketing name ("NVIDIA H200"); empty on CPU.
 std::string device_product_name(const DeviceChoice& device);
-// Waits for the device's queued work, so timings measure the work and not its launch.
-void synchronize(const DeviceChoice& device);
+// The GPU's compute capability as major * 10 + minor (90 for an H100/H200); 0 on CPU.
+int compute_capability(const DeviceChoice& device);
 
 }  // namespace mgpr::runtime

@@ -1,7 +1,8 @@
 #pragma once
 // The model: a TorchScript file (torch::jit::load) or a built-in one, placed on the
-// rank's device in the run's precision, checked once on a dummy tile so a model that
-// expects another input shape is reported before any tile is read.
+// rank's device in the run's precision (autocast on a GPU, a cast model on CPU), checked
+// once on a dummy tile so a model that expects another input shape is reported before
+// any tile is read.
 #include <torch/script.h>
 
 #include <string>
@@ -34,7 +35,10 @@ class TileModel {
 
   // The model's output for the dummy tile (one zero tile), for the task's contract check.
   [[nodiscard]] const torch::IValue& dummy_output() const { return dummy_output_; }
-  [[nodiscard]] torch::ScalarType input_dtype() const { return dtype_; }
+  // The dtype forward() gives the model: fp32 under autocast, else the run's precision.
+  [[nodiscard]] torch::ScalarType input_dtype() const { return autocast_ ? torch::kFloat : dtype_; }
+  // Whether reduced precision runs through autocast (on a GPU) rather than a cast model.
+  [[nodiscard]] bool uses_autocast() const { return autocast_; }
   [[nodiscard]] const std::string& description() const { return description_; }
   // Things the user should know (a slow precision forced, an optimisation skipped).
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
@@ -43,6 +47,7 @@ class TileModel {
   torch::jit::Module module_;
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat;
+  bool autocast_ = false;
   std::string description_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;

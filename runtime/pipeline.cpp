@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "batch_transfer.hpp"
+#include "compute_timer.hpp"
 #include "device_memory.hpp"
 
 namespace mgpr::runtime {
@@ -36,38 +38,50 @@ PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceCh
                            BatchConsumer& consumer, const PipelineOptions& options) {
   const auto started = Clock::now();
   PipelineStats stats;
-  std::vector<TileData> batch;
-  batch.reserve(static_cast<std::size_t>(options.batch_size));
+  BatchTransfer transfer(device);
+  ComputeTimer compute(device);
   double memory_sum = 0;
-  bool finished = false;
-  while (!finished) {
-    batch.clear();
+
+  // Reads the next batch, stacks it and starts its copy to the device; the tiles stay
+  // with the caller until their results are consumed.
+  const auto prepare = [&](std::vector<TileData>& tiles) {
+    tiles.clear();
     const auto waiting = Clock::now();
-    while (batch.size() < static_cast<std::size_t>(options.batch_size)) {
+    while (tiles.size() < static_cast<std::size_t>(options.batch_size)) {
       auto tile = readers.next();
-      if (!tile) {
-        finished = true;
-        break;
-      }
-      batch.push_back(std::move(*tile));
+      if (!tile) break;
+      tiles.push_back(std::move(*tile));
     }
     stats.data_wait_s += seconds_since(waiting);
-    if (batch.empty()) break;
+    if (!tiles.empty()) transfer.start(stack_tiles(tiles, device.is_cuda));
+  };
 
-    const auto computing = Clock::now();
-    const auto output = model.forward(stack_tiles(batch, device.is_cuda));
-    synchronize(device);
-    stats.model_s += seconds_since(computing);
+  std::vector<TileData> current;
+  std::vector<TileData> next;
+  current.reserve(static_cast<std::size_t>(options.batch_size));
+  next.reserve(static_cast<std::size_t>(options.batch_size));
+  prepare(next);
+  while (!next.empty()) {
+    std::swap(current, next);
+    compute.begin();
+    // Asynchronous on a GPU: the forward pass is only queued here...
+    const auto output = model.forward(transfer.take());
+    compute.end();
+    // ...so the next batch is read, stacked and copied while the device computes this one.
+    prepare(next);
+    // Consuming copies the results to the host, which waits for this batch's forward pass.
+    consumer.consume(current, output);
+    stats.model_s += compute.seconds();
 
-    consumer.consume(batch, output);
-    stats.tiles += static_cast<std::int64_t>(batch.size());
+    stats.tiles += static_cast<std::int64_t>(current.size());
     ++stats.batches;
     const auto memory = sample_memory(device);
     memory_sum += static_cast<double>(memory.current_bytes);
     stats.memory_avg_bytes = static_cast<std::int64_t>(memory_sum / static_cast<double>(stats.batches));
     stats.memory_peak_bytes = memory.peak_bytes;
     stats.memory_total_bytes = memory.total_bytes;
-    for (auto& used : batch) readers.recycle(std::move(used));
+    for (auto& used : current) readers.recycle(std::move(used));
+    current.clear();
     stats.elapsed_s = seconds_since(started);
     if (options.on_batch) options.on_batch(stats);
   }

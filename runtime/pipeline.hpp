@@ -1,6 +1,7 @@
 #pragma once
 // The rank's main loop: tiles from the reader pool are stacked into batches and run
-// through the model while the readers already fetch the next ones.
+// through the model while the readers already fetch the next ones; on a GPU the next
+// batch is also stacked and copied to the device while the current one computes.
 #include <torch/script.h>
 
 #include <cstdint>
@@ -23,8 +24,11 @@ struct PipelineStats {
   std::int64_t tiles = 0;
   std::int64_t batches = 0;
   double elapsed_s = 0;
-  double model_s = 0;      // forward passes, device work included
-  double data_wait_s = 0;  // waiting for the readers
+  // The device's busy time for the forward passes: on a GPU its own time between events
+  // around each batch's work, on CPU the wall time of each forward pass.
+  double model_s = 0;
+  // Waiting for the readers; on a GPU partly while it still computes the previous batch.
+  double data_wait_s = 0;
   double read_s = 0;       // the readers' own time, summed over threads
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;

@@ -1,0 +1,186 @@
+// The runtime's GPU path: autocast precision, the copy stream, device timing and the
+// whole pipeline on CUDA against the same pipeline on CPU. Runs only where LibTorch sees
+// a CUDA device (the GPU machine); elsewhere every test is skipped with the reason.
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "batch_transfer.hpp"
+#include "compute_timer.hpp"
+#include "device_memory.hpp"
+#include "fake_source.hpp"
+#include "model.hpp"
+#include "pipeline.hpp"
+#include "reader_pool.hpp"
+#include "tile_feed.hpp"
+#include "tile_source.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace rt = mgpr::runtime;
+
+constexpr int kTileSize = 32;
+
+fs::path scratch_dir() {
+  const auto dir = fs::temp_directory_path() / ("mgpr-cuda-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+class RemoveScratch : public testing::Environment {
+ public:
+  void TearDown() override { fs::remove_all(scratch_dir()); }
+};
+const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new RemoveScratch);
+
+// Two logits per tile from a matrix product with fixed weights: the product is on
+// autocast's reduced-precision list, so its output dtype shows which precision ran.
+fs::path save_linear_model() {
+  const auto file = scratch_dir() / "linear.pt";
+  if (fs::exists(file)) return file;
+  torch::jit::Module module("TileLinear");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  const auto features = 3 * kTileSize * kTileSize;
+  const auto weight = torch::linspace(-1, 1, features * 2).reshape({features, 2}) / features;
+  module.register_parameter("weight", weight, /*is_buffer=*/false);
+  module.define(R"(
+def forward(self, x):
+    return torch.mm(torch.flatten(x, 1), self.weight)
+)");
+  module.save(file.string());
+  return file;
+}
+
+mgpr::RunConfig gpu_config(const std::string& precision) {
+  mgpr::RunConfig config;
+  config.model = save_linear_model().string();
+  config.tile_size = kTileSize;
+  config.accelerator = "gpu";
+  config.precision = precision;
+  config.use_fake_data = true;
+  config.dummy_dataset_count = 24;
+  config.batch_size = 4;
+  return config;
+}
+
+class CudaRuntime : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) {
+      GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+    }
+  }
+};
+
+torch::Tensor cpu_reference(const torch::Tensor& batch) {
+  auto config = gpu_config("fp32");
+  config.accelerator = "cpu";
+  rt::TileModel model(config, rt::choose_device(config, 0), 3);
+  return model.forward(batch).toTensor();
+}
+
+TEST_F(CudaRuntime, Fp16RunsUnderAutocastWithFp32Input) {
+  const auto config = gpu_config("fp16");
+  const auto device = rt::choose_device(config, 0);
+  ASSERT_TRUE(device.is_cuda);
+  rt::TileModel model(config, device, 3);
+  EXPECT_TRUE(model.uses_autocast());
+  EXPECT_EQ(model.input_dtype(), torch::kFloat);
+  const auto batch = torch::rand({4, 3, kTileSize, kTileSize});
+  const auto output = model.forward(batch).toTensor();
+  EXPECT_TRUE(output.is_cuda());
+  EXPECT_EQ(output.scalar_type(), torch::kHalf);
+  EXPECT_TRUE(torch::allclose(output.cpu().to(torch::kFloat), cpu_reference(batch), 1e-2, 1e-2));
+}
+
+TEST_F(CudaRuntime, Bf16RunsUnderAutocastOnAmpereOrNewer) {
+  const auto config = gpu_config("bf16");
+  const auto device = rt::choose_device(config, 0);
+  if (rt::compute_capability(device) < 80) GTEST_SKIP() << "bf16 needs compute capability 8.0 or newer";
+  rt::TileModel model(config, device, 3);
+  const auto batch = torch::rand({4, 3, kTileSize, kTileSize});
+  const auto output = model.forward(batch).toTensor();
+  EXPECT_EQ(output.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::allclose(output.cpu().to(torch::kFloat), cpu_reference(batch), 5e-2, 5e-2));
+}
+
+TEST_F(CudaRuntime, CopyStreamDeliversEveryBatchIntact) {
+  const auto device = rt::choose_device(gpu_config("fp32"), 0);
+  rt::BatchTransfer transfer(device);
+  const auto pinned = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(true);
+  // Each host batch is dropped right after its copy starts: the pinned allocator must
+  // not hand its memory to the next batch before the copy has read it.
+  transfer.start(torch::full({4, 3, 256, 256}, 0.0F, pinned));
+  for (int i = 0; i < 32; ++i) {
+    const auto on_device = transfer.take();
+    if (i + 1 < 32) transfer.start(torch::full({4, 3, 256, 256}, static_cast<float>(i + 1), pinned));
+    ASSERT_TRUE(on_device.is_cuda());
+    const auto values = (on_device * 2).cpu();
+    EXPECT_EQ(values.min().item<float>(), 2.0F * static_cast<float>(i)) << "batch " << i;
+    EXPECT_EQ(values.max().item<float>(), 2.0F * static_cast<float>(i)) << "batch " << i;
+  }
+}
+
+TEST_F(CudaRuntime, ComputeTimerMeasuresDeviceTimeWithinWallTime) {
+  const auto device = rt::choose_device(gpu_config("fp32"), 0);
+  rt::ComputeTimer timer(device);
+  const auto a = torch::rand({2048, 2048}, torch::TensorOptions().device(device.device));
+  const auto started = std::chrono::steady_clock::now();
+  timer.begin();
+  auto product = a;
+  for (int i = 0; i < 20; ++i) product = torch::mm(product, a) / 2048;
+  timer.end();
+  const double device_s = timer.seconds();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_GT(device_s, 0.0);
+  EXPECT_LE(device_s, wall_s);
+}
+
+// Keeps each tile's logits, on the host.
+class RecordOutputs final : public rt::BatchConsumer {
+ public:
+  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
+    const auto logits = output.toTensor().to(torch::kCPU, torch::kFloat);
+    for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id.row] = logits[static_cast<long>(i)];
+  }
+  std::map<int, torch::Tensor> by_tile;
+};
+
+rt::PipelineStats run_fake(const mgpr::RunConfig& config, RecordOutputs& outputs) {
+  const auto device = rt::choose_device(config, 0);
+  const auto source = rt::make_fake_source(config);
+  rt::TileModel model(config, device, source->channels());
+  rt::ReaderPool readers(*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12);
+  return rt::run_pipeline(readers, model, device, outputs, {config.batch_size, {}});
+}
+
+TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {
+  RecordOutputs on_gpu;
+  const auto stats = run_fake(gpu_config("fp32"), on_gpu);
+  auto cpu_config = gpu_config("fp32");
+  cpu_config.accelerator = "cpu";
+  RecordOutputs on_cpu;
+  run_fake(cpu_config, on_cpu);
+
+  ASSERT_EQ(on_gpu.by_tile.size(), 24U);
+  ASSERT_EQ(on_cpu.by_tile.size(), 24U);
+  for (const auto& [tile, logits] : on_cpu.by_tile) {
+    EXPECT_TRUE(torch::allclose(on_gpu.by_tile.at(tile), logits, 1e-4, 1e-4)) << "tile " << tile;
+  }
+  EXPECT_EQ(stats.tiles, 24);
+  EXPECT_EQ(stats.batches, 6);
+  EXPECT_GT(stats.model_s, 0.0);
+  EXPECT_LE(stats.model_s, stats.elapsed_s);
+  EXPECT_GT(stats.memory_peak_bytes, 0);
+  EXPECT_GT(stats.memory_total_bytes, stats.memory_peak_bytes);
+}
+
+}  // namespace
