@@ -1,13 +1,18 @@
 // End-to-end tiles/s against model-only tiles/s on the same tiles, in one run: the ratio
 // says how much of the reading the pipeline hides behind compute (goal: >= 0.95 on CPU).
-// Not a test; bench/run-cpu-benchmarks records its output in docs/benchmarks.md.
+// On a GPU (accelerator=gpu) it also reports the device's busy fraction and memory.
+// Not a test; bench/run-cpu-benchmarks and bench/run-gpu-benchmarks print its figures
+// for docs/benchmarks.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <torch/cuda.h>
 
 #include <chrono>
 #include <cmath>
 
 #include "backend_info.hpp"
+#include "device_memory.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "model.hpp"
@@ -38,8 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "passes over the tiles for each measure");
   CLI11_PARSE(app, argc, argv);
   try {
-    auto config = mgpr::resolve_config({}, arguments);
-    config.accelerator = "cpu";
+    const auto config = mgpr::resolve_config({}, arguments);
     const auto backend = rt::configure_backend(config.threads > 0 ? config.threads : 1);
     const auto device = rt::choose_device(config, 0);
     const auto source = rt::make_tile_source(config);
@@ -48,12 +52,20 @@ int main(int argc, char** argv) {
     const auto tile_count = static_cast<std::int64_t>(tiles.size()) * repeats;
     const auto batches = (tile_count + config.batch_size - 1) / config.batch_size;
 
-    // The profiling executor specialises on the first runs at the batch's shape.
-    const auto batch = torch::rand({config.batch_size, source->channels(), config.tile_size, config.tile_size});
-    for (int i = 0; i < 2; ++i) model.forward(batch);
+    // Model-only: the batch already on the device, so the figure is the model's alone.
+    const auto batch = torch::rand({config.batch_size, source->channels(), config.tile_size, config.tile_size})
+                           .to(device.device);
+    const auto wait_for_device = [&] {
+      if (device.is_cuda) torch::cuda::synchronize();
+    };
+    // The profiling executor specialises on the first runs at the batch's shape; CUDA
+    // also picks its kernels then.
+    for (int i = 0; i < 3; ++i) model.forward(batch);
+    wait_for_device();
 
     const auto model_started = Clock::now();
     for (std::int64_t i = 0; i < batches; ++i) model.forward(batch);
+    wait_for_device();
     const double model_s = seconds_since(model_started);
     const double model_rate = static_cast<double>(batches * config.batch_size) / model_s;
 
@@ -73,6 +85,13 @@ int main(int argc, char** argv) {
     fmt::print("mgpr end-to-end / model-only = {:.3f} (tile {}, batch {}, workers {}, threads {}, {})\n",
                end_to_end_rate / model_rate, config.tile_size, config.batch_size, config.workers, backend.threads,
                model.description());
+    if (device.is_cuda) {
+      constexpr double kGiB = 1 << 30;
+      fmt::print("mgpr device: {} busy {:.1f}% of end-to-end, memory avg {:.2f} GiB peak {:.2f} GiB of {:.2f} GiB\n",
+                 rt::device_product_name(device), 100 * stats.model_s / stats.elapsed_s,
+                 static_cast<double>(stats.memory_avg_bytes) / kGiB, static_cast<double>(stats.memory_peak_bytes) / kGiB,
+                 static_cast<double>(stats.memory_total_bytes) / kGiB);
+    }
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "mgpr-bench-pipeline: {}\n", error.what());

@@ -88,6 +88,17 @@ if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL)
   endif()
 endif()
 
-if(MGPR_BUILD_TESTS)
+# GoogleTest from its sources where no package is installed (the GPU machine, which gets
+# them carried by scripts/device-carry); else Debian's.
+set(MGPR_GTEST_SOURCE_DIR "" CACHE PATH "GoogleTest sources to build with the tests instead of an installed GoogleTest")
+if(MGPR_BUILD_TESTS AND MGPR_GTEST_SOURCE_DIR)
+  set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+  add_subdirectory(${MGPR_GTEST_SOURCE_DIR} ${CMAKE_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+  foreach(_target gtest gtest_main gmock)
+    if(NOT TARGET GTest::${_target})
+      add_library(GTest::${_target} ALIAS ${_target})
+    endif()
+  endforeach()
+elseif(MGPR_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

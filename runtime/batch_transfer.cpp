@@ -12,6 +12,7 @@
 namespace mgpr::runtime {
 
 struct BatchTransfer::State {
+  explicit State(torch::Device on) : device(on) {}
   torch::Device device;
   torch::Tensor in_flight;
 #ifdef MGPR_HAVE_TORCH_CUDA
@@ -20,7 +21,7 @@ struct BatchTransfer::State {
 #endif
 };
 
-BatchTransfer::BatchTransfer(const DeviceChoice& device) : state_(std::make_unique<State>(State{device.device, {}})) {
+BatchTransfer::BatchTransfer(const DeviceChoice& device) : state_(std::make_unique<State>(device.device)) {
 #ifdef MGPR_HAVE_TORCH_CUDA
   if (device.is_cuda) state_->copy_stream = c10::cuda::getStreamFromPool(false, device.device.index());
 #endif

@@ -11,6 +11,7 @@
 namespace mgpr::runtime {
 
 struct ComputeTimer::State {
+  explicit State(torch::Device on) : device(on) {}
   torch::Device device;
   std::chrono::steady_clock::time_point began;
   std::chrono::steady_clock::time_point ended;
@@ -20,7 +21,7 @@ struct ComputeTimer::State {
 #endif
 };
 
-ComputeTimer::ComputeTimer(const DeviceChoice& device) : state_(std::make_unique<State>(State{device.device, {}, {}})) {}
+ComputeTimer::ComputeTimer(const DeviceChoice& device) : state_(std::make_unique<State>(device.device)) {}
 
 ComputeTimer::~ComputeTimer() = default;
 

@@ -1,6 +1,7 @@
 #include "detection_parse.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 
 #include "mgpr/error.hpp"
 #include "task_outputs.hpp"

@@ -2,6 +2,7 @@
 // batch_size=16 ...` habits carry over.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <sched.h>
 #include <unistd.h>
 

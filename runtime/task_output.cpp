@@ -1,6 +1,7 @@
 #include "task_output.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 
 #include <set>
 

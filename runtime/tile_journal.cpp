@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <unistd.h>
 
 #include <cerrno>
