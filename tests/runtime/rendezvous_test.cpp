@@ -114,7 +114,9 @@ TEST(Rendezvous, MissingRankZeroIsReportedByTheOthers) {
   EXPECT_NE(result.err.find(fmt::format("rank 1 could not reach rank 0 / the store at 127.0.0.1:{} within 3 s", port)),
             std::string::npos)
       << result.err;
-  EXPECT_LT(result.seconds, 3 + 5.0);
+  // LibTorch 2.x's store client retries its connection with a growing back-off and was
+  // seen giving up up to 5.8 s after its 3 s timeout here (1.13: within 1 s of it).
+  EXPECT_LT(result.seconds, 3 + 8.0);
 }
 
 TEST(Rendezvous, PortHeldByAnotherProgramIsReportedByRankZero) {
