@@ -5,7 +5,6 @@
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include "device_memory.hpp"
 #include "fake_source.hpp"
 #include "model.hpp"
+#include "scratch_dir.hpp"
 #include "pipeline.hpp"
 #include "reader_pool.hpp"
 #include "tile_feed.hpp"
@@ -29,17 +29,9 @@ namespace rt = mgpr::runtime;
 
 constexpr int kTileSize = 32;
 
-fs::path scratch_dir() {
-  const auto dir = fs::temp_directory_path() / ("mgpr-cuda-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-class RemoveScratch : public testing::Environment {
- public:
-  void TearDown() override { fs::remove_all(scratch_dir()); }
-};
-const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new RemoveScratch);
+constexpr const char* kScratchPrefix = "mgpr-cuda-test-";
+fs::path scratch_dir() { return mgpr::test::scratch_dir(kScratchPrefix); }
+const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new mgpr::test::RemoveScratchDir(kScratchPrefix));
 
 // Two logits per tile from a matrix product with fixed weights: the product is on
 // autocast's reduced-precision list, so its output dtype shows which precision ran.

@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "builtin_model.hpp"
 #include "mgpr/error.hpp"
+#include "scratch_dir.hpp"
 
 namespace {
 
@@ -27,18 +27,9 @@ std::string error_of(F&& action) {
   return "no error";
 }
 
-fs::path scratch_dir() {
-  const auto dir = fs::temp_directory_path() / ("mgpr-model-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Leaves no model files behind in the temporary folder.
-class RemoveScratch : public testing::Environment {
- public:
-  void TearDown() override { fs::remove_all(scratch_dir()); }
-};
-const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new RemoveScratch);
+constexpr const char* kScratchPrefix = "mgpr-model-test-";
+fs::path scratch_dir() { return mgpr::test::scratch_dir(kScratchPrefix); }
+const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new mgpr::test::RemoveScratchDir(kScratchPrefix));
 
 // A classifier whose two logits per tile are the tile's mean and its negation: the
 // expected output is known exactly for any input.
