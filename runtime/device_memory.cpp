@@ -26,6 +26,7 @@ MemorySample sample_memory(const DeviceChoice& device) {
     std::size_t total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
       sample.total_bytes = static_cast<std::int64_t>(total_bytes);
+      sample.device_used_bytes = static_cast<std::int64_t>(total_bytes - free_bytes);
     }
     return sample;
   }

@@ -10,9 +10,14 @@
 namespace mgpr::runtime {
 
 struct MemorySample {
+  // The tensors' bytes (the caching allocator's "allocated" on a GPU, as multigpu_raster
+  // and torch.cuda.memory_allocated report them; the resident set on CPU).
   std::int64_t current_bytes = 0;
   std::int64_t peak_bytes = 0;
   std::int64_t total_bytes = 0;  // the GPU's memory; 0 on CPU
+  // What the card has in use, all processes and the CUDA context included: the figure
+  // nvidia-smi shows (allocated plus the allocator's cache plus the context); 0 on CPU.
+  std::int64_t device_used_bytes = 0;
 };
 
 MemorySample sample_memory(const DeviceChoice& device);

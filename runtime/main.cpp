@@ -132,6 +132,7 @@ void fill_from_stats(mgpr::RankSummary& summary, const rt::PipelineStats& stats)
   summary.memory_avg_bytes = stats.memory_avg_bytes;
   summary.memory_peak_bytes = stats.memory_peak_bytes;
   summary.memory_total_bytes = stats.memory_total_bytes;
+  summary.memory_device_peak_bytes = stats.memory_device_peak_bytes;
   // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
   summary.elapsed_s = stats.elapsed_s;
 }

@@ -48,6 +48,7 @@ class TileModel {
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat;
   bool autocast_ = false;
+  bool channels_last_ = false;
   std::string description_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;

@@ -1,5 +1,6 @@
 #include "pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -80,6 +81,7 @@ PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceCh
     stats.memory_avg_bytes = static_cast<std::int64_t>(memory_sum / static_cast<double>(stats.batches));
     stats.memory_peak_bytes = memory.peak_bytes;
     stats.memory_total_bytes = memory.total_bytes;
+    stats.memory_device_peak_bytes = std::max(stats.memory_device_peak_bytes, memory.device_used_bytes);
     for (auto& used : current) readers.recycle(std::move(used));
     current.clear();
     stats.elapsed_s = seconds_since(started);

@@ -33,6 +33,7 @@ struct PipelineStats {
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;
   std::int64_t memory_total_bytes = 0;
+  std::int64_t memory_device_peak_bytes = 0;  // the card's use as nvidia-smi sees it; 0 on CPU
 };
 
 struct PipelineOptions {

@@ -48,6 +48,8 @@ const std::array kKeys{
     ConfigKey{"rendezvous_timeout", &RunConfig::rendezvous_timeout, "seconds every rank has to join the others", {}, 1},
     ConfigKey{"force_precision", &RunConfig::force_precision, "run a precision the device only emulates slowly (bf16 on most CPUs)"},
     ConfigKey{"model_libraries", &RunConfig::model_libraries, "shared libraries of custom operators the model needs (e.g. torchvision's), loaded before it"},
+    ConfigKey{"channels_last", &RunConfig::channels_last, "GPU: run the model in channels-last (NHWC) layout, faster on tensor cores"},
+    ConfigKey{"cudnn_benchmark", &RunConfig::cudnn_benchmark, "GPU: let cuDNN time its algorithms once for the fixed tile shape"},
     ConfigKey{"score_threshold", &RunConfig::score_threshold, "task=detect: drop boxes scoring below this"},
     ConfigKey{"iou_threshold", &RunConfig::iou_threshold, "task=detect: IoU at which boxes from overlapping tiles are merged"},
     ConfigKey{"class_aware_nms", &RunConfig::class_aware_nms, "task=detect: only boxes of the same label are merged"},

@@ -51,6 +51,7 @@ std::string to_json_text(const RankSummary& s) {
       {"memory_avg_bytes", s.memory_avg_bytes},
       {"memory_peak_bytes", s.memory_peak_bytes},
       {"memory_total_bytes", s.memory_total_bytes},
+      {"memory_device_peak_bytes", s.memory_device_peak_bytes},
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
@@ -93,6 +94,7 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.read_s = document.value("read_s", 0.0);
     s.data_wait_s = document.value("data_wait_s", 0.0);
     s.memory_total_bytes = document.value("memory_total_bytes", std::int64_t{0});
+    s.memory_device_peak_bytes = document.value("memory_device_peak_bytes", std::int64_t{0});
     s.status = status_from_string(document.at("status").get<std::string>(), source);
     s.error = document.at("error").get<std::string>();
     s.warnings = document.at("warnings").get<std::vector<std::string>>();

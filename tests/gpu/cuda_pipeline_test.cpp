@@ -173,6 +173,9 @@ TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {
   EXPECT_LE(stats.model_s, stats.elapsed_s);
   EXPECT_GT(stats.memory_peak_bytes, 0);
   EXPECT_GT(stats.memory_total_bytes, stats.memory_peak_bytes);
+  // The card's use holds the tensors, the allocator's cache and the CUDA context.
+  EXPECT_GT(stats.memory_device_peak_bytes, stats.memory_peak_bytes);
+  EXPECT_LE(stats.memory_device_peak_bytes, stats.memory_total_bytes);
 }
 
 }  // namespace

@@ -41,6 +41,8 @@ struct RunConfig {
   int rendezvous_timeout = 300;  // seconds every rank has to join the others
   bool force_precision = false;  // run a precision this device emulates slowly anyway
   std::vector<std::string> model_libraries;  // shared libraries of custom operators, loaded first
+  bool channels_last = true;     // GPU: convolutions in NHWC, the layout tensor cores read natively
+  bool cudnn_benchmark = true;   // GPU: cuDNN times its algorithms once for the fixed tile shape
   // Results (docs/outputs.md)
   double score_threshold = 0.0;   // detect: boxes scoring below are dropped
   double iou_threshold = 0.5;     // detect: overlap at which duplicate boxes are merged

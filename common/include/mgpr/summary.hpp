@@ -33,6 +33,9 @@ struct RankSummary {
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;
   std::int64_t memory_total_bytes = 0;  // the device's memory (GPU), 0 on CPU
+  // The card's peak use with the allocator's cache and the CUDA context, as nvidia-smi
+  // shows it (GPU), 0 on CPU.
+  std::int64_t memory_device_peak_bytes = 0;
   RankStatus status = RankStatus::kOk;
   std::string error;      // why, when status is not ok
   std::vector<std::string> warnings;
