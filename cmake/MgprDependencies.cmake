@@ -19,7 +19,7 @@ endfunction()
 
 find_package(tomlplusplus CONFIG QUIET)
 if(NOT TARGET tomlplusplus::tomlplusplus)
-  mgpr_header_only_target(tomlplusplus::tomlplusplus toml++/toml.hpp TOML_HEADER_ONLY=1)
+  mgpr_header_only_target(tomlplusplus::tomlplusplus toml++/toml.h TOML_HEADER_ONLY=1)
 endif()
 
 find_package(nlohmann_json CONFIG QUIET)
