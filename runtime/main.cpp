@@ -166,7 +166,13 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
   auto communicator = rt::join_run(ranks, rendezvous);
   if (ranks.rank == 0) {
-    if (!config.resume) std::filesystem::remove_all(journal_folder);
+    if (!config.resume) {
+      if (const auto failed = rt::remove_journals(journal_folder); !failed.empty()) {
+        throw mgpr::UsageError(fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by "
+                                     "hand",
+                                     failed));
+      }
+    }
     if (!done.empty()) {
       fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(),
                  all_tiles.size(), journal_folder.string(), todo.size());
@@ -203,9 +209,10 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
     complete = done.size() == all_tiles.size();
     if (complete && ranks.rank == 0) {
       for (const auto& file : output->write_outputs(done)) fmt::print("# wrote {}\n", file.string());
-      std::filesystem::remove_all(journal_folder);
-      std::error_code not_empty;  // other runs' journals may still be there
-      std::filesystem::remove(journal_folder.parent_path(), not_empty);
+      // The outputs are complete; a journal left behind only makes a rerun redo the writing.
+      if (const auto failed = rt::remove_journals(journal_folder); !failed.empty()) {
+        fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", failed);
+      }
     }
   } catch (const std::exception& failure) {
     // Whatever was measured is kept: the summary says which rank failed and why.

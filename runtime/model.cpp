@@ -144,9 +144,9 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
   // (reduced precision only where native or forced) the model is cast as a whole.
   if (dtype_ != torch::kFloat && !autocast_) module_.to(dtype_);
   if (device.is_cuda) {
-    // Every batch has the tile shape, so cuDNN's one search for its fastest algorithm
-    // (on the first batch) pays for itself from the second on. A process-wide switch:
-    // a rank runs one model.
+    // Off by default: every batch has the tile shape, but on an H100 cuDNN's search
+    // gained nothing for ResNet-50 and its trial workspaces took the peak allocation
+    // from 3.5 to 18 GiB (docs/benchmarks.md). A process-wide switch: a rank runs one model.
     at::globalContext().setBenchmarkCuDNN(config.cudnn_benchmark);
     channels_last_ = config.channels_last;
     if (channels_last_) weights_to_channels_last(module_);

@@ -1,8 +1,6 @@
 #include "pipeline.hpp"
 
 #include <algorithm>
-#include <ATen/Parallel.h>
-
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -21,9 +19,8 @@ double seconds_since(Clock::time_point start) {
 }
 
 // Copies the tiles into one [B, C, H, W] tensor; in page-locked memory when the model is
-// on a GPU, so the host-to-device copy can run asynchronously. On LibTorch's threads:
-// a batch of 1024-px float tiles is 200 MB, and one thread copying it took as long as
-// an H100 computes ResNet-50 on it in fp16 (docs/benchmarks.md).
+// on a GPU, so the host-to-device copy can run asynchronously. (Copying on LibTorch's
+// threads instead was measured on an H100 and gained nothing: docs/benchmarks.md.)
 torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
   const auto& first = tiles.front();
   auto options = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(pinned);
@@ -31,11 +28,9 @@ torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
                             options);
   const std::size_t tile_floats = first.pixels.size();
   auto* destination = batch.data_ptr<float>();
-  at::parallel_for(0, static_cast<std::int64_t>(tiles.size()), 1, [&](std::int64_t begin, std::int64_t end) {
-    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-      std::memcpy(destination + i * tile_floats, tiles[i].pixels.data(), tile_floats * sizeof(float));
-    }
-  });
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    std::memcpy(destination + i * tile_floats, tiles[i].pixels.data(), tile_floats * sizeof(float));
+  }
   return batch;
 }
 

@@ -1,5 +1,6 @@
 #include "tile_journal.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
@@ -115,6 +116,26 @@ void parse_result_lines(std::string_view text, TileResults& into) {
     // The first result of a tile wins; a later duplicate (never written by mgpr) is ignored.
     if (head >> id.image >> id.row >> id.column) into.emplace(id, std::string(line.substr(tab + 1)));
   }
+}
+
+std::string remove_journals(const std::filesystem::path& dir) {
+  DIR* const folder = ::opendir(dir.c_str());
+  if (folder == nullptr) return errno == ENOENT ? std::string() : fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  std::string failures;
+  const int folder_fd = ::dirfd(folder);
+  while (const dirent* entry = ::readdir(folder)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    // unlinkat removes a symbolic link itself, never what it points to.
+    if (::unlinkat(folder_fd, entry->d_name, 0) != 0) {
+      failures += fmt::format("{}/{}: {}; ", dir.string(), name, std::strerror(errno));
+    }
+  }
+  ::closedir(folder);
+  if (::rmdir(dir.c_str()) != 0) failures += fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  // Other runs' journals may still be in the parent: then it stays.
+  if (failures.empty()) ::rmdir(dir.parent_path().c_str());
+  return failures;
 }
 
 TileResults read_journals(const std::filesystem::path& dir) {

@@ -53,4 +53,11 @@ void parse_result_lines(std::string_view text, TileResults& into);
 // Every complete line of every rank's journal in `dir` (none when it does not exist).
 TileResults read_journals(const std::filesystem::path& dir);
 
+// Deletes `dir` (one run's journals: plain files, no subfolders) and its parent
+// .mgpr-journal when no other run's journals are left there. Returns what could not be
+// removed, empty when all went (or nothing was there). POSIX calls rather than
+// std::filesystem::remove_all, which crashed (a call through a null pointer) in the
+// build against PyTorch 2.11's wheel on the GPU machine.
+std::string remove_journals(const std::filesystem::path& dir);
+
 }  // namespace mgpr::runtime

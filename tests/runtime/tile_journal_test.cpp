@@ -12,6 +12,7 @@ namespace {
 namespace fs = std::filesystem;
 using mgpr::runtime::TileId;
 using mgpr::runtime::TileJournal;
+using mgpr::runtime::remove_journals;
 
 fs::path scratch(const std::string& name) {
   const auto dir = fs::temp_directory_path() / ("mgpr-journal-test-" + std::to_string(::getpid())) / name;
@@ -69,6 +70,29 @@ TEST(TileJournal, AnotherConfigurationGetsAnotherFolder) {
   config.tile_size = 1024;
   config.iou_threshold = 0.3;  // merging happens at the end, from the journaled boxes
   EXPECT_EQ(mgpr::runtime::journal_dir(config), first);
+}
+
+TEST(TileJournal, RemovingARunsJournalKeepsOtherRunsAndNeverFollowsLinks) {
+  const auto parent = scratch("remove") / ".mgpr-journal";
+  const auto kept_target = scratch("remove-target") / "precious.txt";
+  fs::create_directories(kept_target.parent_path());
+  std::ofstream(kept_target) << "keep me";
+  {
+    TileJournal ours(parent / "run-a", 0);
+    TileJournal theirs(parent / "run-b", 0);
+    ours.append({0, 0, 0}, "x");
+    theirs.append({0, 0, 0}, "y");
+  }
+  fs::create_symlink(kept_target, parent / "run-a" / "link.tiles");
+
+  EXPECT_EQ(remove_journals(parent / "run-a"), "");
+  EXPECT_FALSE(fs::exists(parent / "run-a"));
+  EXPECT_TRUE(fs::exists(parent / "run-b" / "rank-0.tiles")) << "another run's journal was removed";
+  EXPECT_TRUE(fs::exists(kept_target)) << "the link's target was removed";
+
+  EXPECT_EQ(remove_journals(parent / "run-b"), "");
+  EXPECT_FALSE(fs::exists(parent)) << "the emptied .mgpr-journal folder stays";
+  EXPECT_EQ(remove_journals(parent / "run-b"), "") << "a journal already gone is not an error";
 }
 
 TEST(TileJournal, AnUnwritableFolderIsNamed) {

@@ -42,7 +42,7 @@ struct RunConfig {
   bool force_precision = false;  // run a precision this device emulates slowly anyway
   std::vector<std::string> model_libraries;  // shared libraries of custom operators, loaded first
   bool channels_last = true;     // GPU: convolutions in NHWC, the layout tensor cores read natively
-  bool cudnn_benchmark = true;   // GPU: cuDNN times its algorithms once for the fixed tile shape
+  bool cudnn_benchmark = false;  // GPU: cuDNN times its algorithms once (no gain measured, 5x the memory)
   // Results (docs/outputs.md)
   double score_threshold = 0.0;   // detect: boxes scoring below are dropped
   double iou_threshold = 0.5;     // detect: overlap at which duplicate boxes are merged
