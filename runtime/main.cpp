@@ -168,9 +168,8 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   if (ranks.rank == 0) {
     if (!config.resume) {
       if (const auto failed = rt::remove_journals(journal_folder); !failed.empty()) {
-        throw mgpr::UsageError(fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by "
-                                     "hand",
-                                     failed));
+        throw mgpr::UsageError(
+            fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by hand", failed));
       }
     }
     if (!done.empty()) {

@@ -120,7 +120,9 @@ void parse_result_lines(std::string_view text, TileResults& into) {
 
 std::string remove_journals(const std::filesystem::path& dir) {
   DIR* const folder = ::opendir(dir.c_str());
-  if (folder == nullptr) return errno == ENOENT ? std::string() : fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  if (folder == nullptr) {
+    return errno == ENOENT ? std::string() : fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  }
   std::string failures;
   const int folder_fd = ::dirfd(folder);
   while (const dirent* entry = ::readdir(folder)) {
