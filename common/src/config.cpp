@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "mgpr/error.hpp"
+#include "override_grammar.hpp"
 
 namespace mgpr {
 namespace {
@@ -26,10 +27,10 @@ constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
 
 const std::array kKeys{
     ConfigKey{"image_path", &RunConfig::image_path, "rasters to process (also given as positional arguments)"},
-    ConfigKey{"bands", &RunConfig::bands, "1-based band numbers fed to the model, e.g. bands=1,2,3"},
+    ConfigKey{"bands", &RunConfig::bands, "1-based band numbers fed to the model, e.g. bands=[1,2,3]"},
     ConfigKey{"scale", &RunConfig::scale, "multiplies raw pixel values (0: by data type, 1/255 for uint8)"},
-    ConfigKey{"mean", &RunConfig::mean, "subtracted after scaling, per band or one for all, e.g. mean=0.485,0.456,0.406"},
-    ConfigKey{"std", &RunConfig::std, "divides after the mean, per band or one for all, e.g. std=0.229,0.224,0.225"},
+    ConfigKey{"mean", &RunConfig::mean, "subtracted after scaling, per band or one for all, e.g. mean=[0.485,0.456,0.406]"},
+    ConfigKey{"std", &RunConfig::std, "divides after the mean, per band or one for all, e.g. std=[0.229,0.224,0.225]"},
     ConfigKey{"use_fake_data", &RunConfig::use_fake_data, "serve generated tiles instead of reading rasters"},
     ConfigKey{"dummy_dataset_count", &RunConfig::dummy_dataset_count, "number of fake tiles", {}, 1},
     ConfigKey{"dummy_dataset_delay", &RunConfig::dummy_dataset_delay, "seconds spent producing each fake tile"},
@@ -107,19 +108,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::vector<std::string_view> split_commas(std::string_view text) {
-  std::vector<std::string_view> parts;
-  if (trim(text).empty()) return parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    parts.push_back(trim(text.substr(start, comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return parts;
-}
-
 // Parses one scalar from override text; nullopt when it does not fit the type.
 template <class T>
 std::optional<T> parse_scalar(std::string_view text) {
@@ -169,14 +157,14 @@ T value_from_text(const ConfigKey& key, std::string_view text, std::string_view 
   if constexpr (is_list_v<T>) {
     using Item = typename T::value_type;
     T list;
-    for (const auto part : split_commas(text)) {
+    for (const auto& part : override_grammar::list_items(text, where)) {
       auto item = parse_scalar<Item>(part);
       if (!item) wrong_type<T>(key, fmt::format("'{}'", text), where);
       list.push_back(std::move(*item));
     }
     return list;
   } else {
-    auto value = parse_scalar<T>(text);
+    auto value = parse_scalar<T>(override_grammar::scalar_text(text, where));
     if (!value) wrong_type<T>(key, fmt::format("'{}'", text), where);
     return std::move(*value);
   }
@@ -295,26 +283,19 @@ std::vector<std::string_view> nearest_config_keys(std::string_view name) {
   return names;
 }
 
-bool looks_like_override(std::string_view argument) {
-  const auto equals = argument.find('=');
-  if (equals == std::string_view::npos || equals == 0) return false;
-  const auto key = argument.substr(0, equals);
-  const bool starts_ok = (key.front() >= 'a' && key.front() <= 'z') || key.front() == '_';
-  return starts_ok && std::all_of(key.begin(), key.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-         });
-}
+bool looks_like_override(std::string_view argument) { return override_grammar::looks_like_override(argument); }
 
 void apply_override(RunConfig& config, std::string_view assignment) {
   const std::string where = fmt::format("override '{}'", assignment);
-  const auto equals = assignment.find('=');
-  if (equals == std::string_view::npos || equals == 0) {
-    throw UsageError(fmt::format("{}: expected key=value, e.g. tile_size=1024", where));
+  const auto parsed = override_grammar::parse_override(assignment);
+  const auto* key = find_config_key(parsed.key);
+  if (key == nullptr) unknown_key(parsed.key, where);
+  if (parsed.reset) {
+    static const RunConfig defaults;
+    std::visit([&](auto member) { config.*member = defaults.*member; }, key->field);
+    return;
   }
-  const auto name = trim(assignment.substr(0, equals));
-  const auto* key = find_config_key(name);
-  if (key == nullptr) unknown_key(name, where);
-  set_field(config, *key, assignment.substr(equals + 1), where);
+  set_field(config, *key, parsed.value, where);
 }
 
 void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name) {

@@ -48,6 +48,59 @@ TEST(Config, OverridesOfEveryType) {
   EXPECT_EQ(config.image_path, (std::vector<std::string>{"a.tif", "b.tif"}));
 }
 
+TEST(Config, HydraOverrideGrammarAsMultigpuRasterUsersTypeIt) {
+  mgpr::RunConfig config;
+  mgpr::apply_override(config, "bands=[1,2,3]");
+  mgpr::apply_override(config, "mean=[0.485, 0.456, 0.406]");
+  mgpr::apply_override(config, "image_path=['my scans/a,1.tif', \"b.tif\"]");
+  mgpr::apply_override(config, "output_dir='results, run 2'");
+  mgpr::apply_override(config, "+tile_size=512");
+  mgpr::apply_override(config, "++batch_size=16");
+  EXPECT_EQ(config.bands, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(config.mean, (std::vector<double>{0.485, 0.456, 0.406}));
+  EXPECT_EQ(config.image_path, (std::vector<std::string>{"my scans/a,1.tif", "b.tif"}));
+  EXPECT_EQ(config.output_dir, "results, run 2");
+  EXPECT_EQ(config.tile_size, 512);
+  EXPECT_EQ(config.batch_size, 16);
+
+  const mgpr::RunConfig defaults;
+  mgpr::apply_override(config, "bands=null");
+  mgpr::apply_override(config, "~tile_size");
+  mgpr::apply_override(config, "~batch_size=16");
+  mgpr::apply_override(config, "mean=[]");
+  EXPECT_EQ(config.bands, defaults.bands);
+  EXPECT_EQ(config.tile_size, defaults.tile_size);
+  EXPECT_EQ(config.batch_size, defaults.batch_size);
+  EXPECT_TRUE(config.mean.empty());
+
+  EXPECT_TRUE(mgpr::looks_like_override("~tile_size"));
+  EXPECT_TRUE(mgpr::looks_like_override("+bands=[1,2]"));
+  EXPECT_FALSE(mgpr::looks_like_override("~/scans/a.tif"));
+  EXPECT_FALSE(mgpr::looks_like_override("./a=b.tif"));
+  const std::vector<std::string> arguments{"+bands=[3,2,1]", "a.tif", "~workers"};
+  const auto resolved = mgpr::resolve_config({}, arguments);
+  EXPECT_EQ(resolved.bands, (std::vector<int>{3, 2, 1}));
+  EXPECT_EQ(resolved.image_path, (std::vector<std::string>{"a.tif"}));
+}
+
+TEST(Config, HydraFormsThatCannotWorkAreRefusedWithTheFix) {
+  mgpr::RunConfig config;
+  const auto unclosed_bracket = error_of([&] { mgpr::apply_override(config, "bands=[1,2"); });
+  EXPECT_NE(unclosed_bracket.find("override 'bands=[1,2': unclosed '['"), std::string::npos) << unclosed_bracket;
+  const auto unclosed_quote = error_of([&] { mgpr::apply_override(config, "output_dir='a b"); });
+  EXPECT_NE(unclosed_quote.find("unclosed quote"), std::string::npos) << unclosed_quote;
+  const auto nested = error_of([&] { mgpr::apply_override(config, "bands=[[1,2]]"); });
+  EXPECT_NE(nested.find("lists inside lists"), std::string::npos) << nested;
+  const auto list_for_number = error_of([&] { mgpr::apply_override(config, "tile_size=[512]"); });
+  EXPECT_NE(list_for_number.find("tile_size must be a whole number, got '[512]'"), std::string::npos)
+      << list_for_number;
+  const auto wrong_item = error_of([&] { mgpr::apply_override(config, "bands=[1,x]"); });
+  EXPECT_NE(wrong_item.find("bands must be a list of whole numbers"), std::string::npos) << wrong_item;
+  const auto unknown = error_of([&] { mgpr::apply_override(config, "~tile_sise"); });
+  EXPECT_NE(unknown.find("did you mean tile_size"), std::string::npos) << unknown;
+  EXPECT_EQ(config, mgpr::RunConfig{}) << "a rejected override must not change the config";
+}
+
 TEST(Config, NumberListsForScaling) {
   mgpr::RunConfig config;
   mgpr::apply_override(config, "mean=0.5,1,-0.25");

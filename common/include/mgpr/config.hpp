@@ -78,9 +78,12 @@ const ConfigKey* find_config_key(std::string_view name);
 std::vector<std::string_view> nearest_config_keys(std::string_view name);
 
 // True when the argument is meant as `key=value` rather than a file name: the part
-// before '=' looks like a key. A file named `a=b.tif` can be passed as `./a=b.tif`.
+// before '=' looks like a key, optionally after Hydra's '+', '++' or '~' (`~key` alone
+// too). A file named `a=b.tif` can be passed as `./a=b.tif`.
 bool looks_like_override(std::string_view argument);
 
+// Overrides take Hydra's grammar (common/src/override_grammar.hpp): `bands=[1,2,3]`,
+// quoted values, `key=null` and `~key` for the default, `+key=value`.
 // Each throws UsageError naming the file or override and the key at fault.
 void apply_override(RunConfig& config, std::string_view assignment);
 void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name);
