@@ -102,16 +102,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   throw UsageError(fmt::format("{}: unknown key '{}'; {}", where, key, hint));
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Parses one scalar from override text; nullopt when it does not fit the type.
+// Parses one scalar from override text, already trimmed and unquoted by the override
+// grammar; nullopt when it does not fit the type.
 template <class T>
 std::optional<T> parse_scalar(std::string_view text) {
-  text = trim(text);
   if constexpr (std::is_same_v<T, bool>) {
     if (text == "true" || text == "True" || text == "1" || text == "yes" || text == "on") return true;
     if (text == "false" || text == "False" || text == "0" || text == "no" || text == "off") return false;

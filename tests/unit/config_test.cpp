@@ -60,6 +60,8 @@ TEST(Config, HydraOverrideGrammarAsMultigpuRasterUsersTypeIt) {
   EXPECT_EQ(config.mean, (std::vector<double>{0.485, 0.456, 0.406}));
   EXPECT_EQ(config.image_path, (std::vector<std::string>{"my scans/a,1.tif", "b.tif"}));
   EXPECT_EQ(config.output_dir, "results, run 2");
+  mgpr::apply_override(config, "model=' spaced name.pt '");
+  EXPECT_EQ(config.model, " spaced name.pt ") << "quotes keep their spaces";
   EXPECT_EQ(config.tile_size, 512);
   EXPECT_EQ(config.batch_size, 16);
 
