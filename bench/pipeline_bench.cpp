@@ -11,15 +11,16 @@
 #include <chrono>
 #include <cmath>
 
-#include "backend_info.hpp"
-#include "device_memory.hpp"
+#include "model/backend_info.hpp"
+#include "model/device_memory.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
-#include "model.hpp"
-#include "pipeline.hpp"
-#include "reader_pool.hpp"
-#include "tile_feed.hpp"
-#include "tile_source.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "model/model.hpp"
+#include "pipeline/pipeline.hpp"
+#include "source/reader_pool.hpp"
+#include "distributed/sharding.hpp"
+#include "source/tile_source.hpp"
 
 namespace {
 
@@ -95,6 +96,6 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "mgpr-bench-pipeline: {}\n", error.what());
-    return 2;
+    return mgpr::kExitUsage;
   }
 }

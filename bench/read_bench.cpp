@@ -13,8 +13,9 @@
 
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
-#include "reader_pool.hpp"
-#include "tile_source.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "source/reader_pool.hpp"
+#include "source/tile_source.hpp"
 
 namespace {
 
@@ -89,6 +90,6 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr-bench-read: error: {}\n", error.what());
-    return 2;
+    return mgpr::kExitUsage;
   }
 }

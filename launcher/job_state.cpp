@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "run_command.hpp"
+#include "mgpr/process.hpp"
 
 namespace mgpr::launcher {
 namespace {

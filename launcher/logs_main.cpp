@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli_parse.hpp"
+#include "mgpr/cli.hpp"
 #include "job_report.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/version.hpp"
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-dir", log_dir, "where job logs are")->capture_default_str();
   app.add_flag("--json", json, "print JSON instead of tables");
   app.add_flag("--no-slurm", no_slurm, "do not ask Slurm for job states (offline)");
-  if (const auto exit_code = mgpr::launcher::parse_command_line(app, argc, argv)) return *exit_code;
+  if (const auto exit_code = mgpr::parse_command_line(app, argc, argv)) return *exit_code;
 
   const bool listing = job_ids.empty();
   if (listing) job_ids = mgpr::list_job_ids(log_dir);
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     if (!mgpr::is_job_id(id)) {
       fmt::print(stderr, "mgpr-logs: error: '{}' is not a Slurm job id (digits, or digits_digits for an array "
                          "task)\n", id);
-      return mgpr::launcher::kUsageExit;
+      return mgpr::kExitUsage;
     }
     reports.push_back(mgpr::launcher::load_job_report({log_dir, id}, !no_slurm));
   }

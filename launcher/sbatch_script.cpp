@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "mgpr/error.hpp"
+#include "mgpr/exit_codes.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/version.hpp"
 #include "shell_quote.hpp"
@@ -94,6 +95,7 @@ TemplateValues script_values(const SubmitRequest& request) {
       {"config_toml", toml},
       {"srun_options", srun_options},
       {"mgpr_command", shell_quote(request.mgpr_command)},
+      {"stopped_exit_code", std::to_string(kExitStopped)},
   };
 }
 

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <thread>
 
-#include "cli_parse.hpp"
+#include "mgpr/cli.hpp"
 #include "job_state.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/version.hpp"
-#include "run_command.hpp"
+#include "mgpr/process.hpp"
 #include "sbatch_script.hpp"
 #include "submit_checks.hpp"
 #include "template_render.hpp"
@@ -27,6 +27,9 @@
 
 namespace fs = std::filesystem;
 using namespace mgpr::launcher;
+using mgpr::kExitUsage;
+using mgpr::parse_command_line;
+using mgpr::run_command;
 
 namespace {
 
@@ -56,7 +59,7 @@ fs::path default_template() {
 
 // The runtime next to this binary (build tree or install prefix), else from PATH.
 std::string runtime_command() {
-  for (const auto& candidate : {own_directory() / "mgpr", own_directory().parent_path() / "runtime" / "mgpr"}) {
+  for (const auto& candidate : {own_directory() / "mgpr"}) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
   return "mgpr";
@@ -108,7 +111,7 @@ int submit(const Cli& cli, SubmitRequest request) {
     fs::remove(pending);
     fmt::print(stderr, "mgpr-submit: sbatch refused the job:\n{}mgpr-submit: hint: {}\n", result.err,
                refusal_hint(result.err, request));
-    return result.exit_code == 127 ? 127 : 1;
+    return result.exit_code == mgpr::kExitCommandNotFound ? mgpr::kExitCommandNotFound : mgpr::kExitFailure;
   }
   const std::string job_id = result.out.substr(0, result.out.find_first_of(";\n"));
   const mgpr::JobLogLayout layout{request.log_dir, job_id};
@@ -152,9 +155,12 @@ int main(int argc, char** argv) {
     return submit(cli, request);
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr-submit: error: {}\n", error.what());
-    return kUsageExit;
+    return kExitUsage;
+  } catch (const mgpr::IoError& error) {
+    fmt::print(stderr, "mgpr-submit: failed: {}\n", error.what());
+    return mgpr::kExitFailure;
   } catch (const fs::filesystem_error& error) {
-    fmt::print(stderr, "mgpr-submit: error: {}\n", error.what());
-    return 1;
+    fmt::print(stderr, "mgpr-submit: failed: {}\n", error.what());
+    return mgpr::kExitFailure;
   }
 }

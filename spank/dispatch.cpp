@@ -6,7 +6,7 @@
 
 #include "log.hpp"
 #include "options.hpp"
-#include "plugin_args.hpp"
+#include "plugstack_config.hpp"
 #include "slurm_api.hpp"
 #include "srun_context.hpp"
 #include "stepd_context.hpp"
@@ -21,24 +21,10 @@ namespace {
 
 using namespace mgpr::spank;
 
-// Runs one callback's body; an escaping exception becomes a logged error and -1. Even
-// the logging is guarded: formatting may throw (memory) and nothing may leave.
+// Runs one callback's body through the plugin's one exception guard (log.hpp).
 template <class Body>
 int guarded_entry(const char* callback, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::exception& error) {
-    try {
-      log_error("{}: {}", callback, error.what());
-    } catch (...) {
-    }
-  } catch (...) {
-    try {
-      log_error("{}: unexpected error", callback);
-    } catch (...) {
-    }
-  }
-  return -1;
+  return guarded(callback, ErrorPrefix::kWhere, std::forward<Body>(body));
 }
 
 // Contexts where users give options: srun (local), sbatch/salloc (allocator), and
@@ -53,7 +39,7 @@ int slurm_spank_init(spank_t spank, int argc, char** argv) {
   return guarded_entry("init", [&] {
     // A bad plugstack.conf argument is reported by name wherever the plugin loads.
     const std::vector<std::string> args(argv, argv + argc);
-    plugin_args() = parse_plugin_args(args);
+    plugstack_config() = parse_plugstack_config(args);
     return has_options(spank_context()) ? register_options(spank) : 0;
   });
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "task_environment.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr::spank {
 namespace {
@@ -48,7 +49,7 @@ GeometryFinding check_geometry(const NodeShape& shape, Bind bind, bool strict) {
 
 int count_step_gpus(const std::optional<std::string>& slurm_step_gpus) {
   if (!slurm_step_gpus) return 0;
-  return static_cast<int>(split_device_list(*slurm_step_gpus).size());
+  return static_cast<int>(split_list(*slurm_step_gpus).size());
 }
 
 }  // namespace mgpr::spank

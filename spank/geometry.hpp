@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "settings.hpp"
+#include "step_settings.hpp"
 
 namespace mgpr::spank {
 

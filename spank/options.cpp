@@ -12,18 +12,10 @@ namespace {
 enum OptionId { kEnable, kTimeout, kStall, kBind, kPort };
 
 // Each callback catches its own errors: an exception must never cross into Slurm's C.
-// The parsers' messages already name the option.
+// The parsers' messages already name the option, so they are logged as they are.
 template <class Assign>
-int guarded(const char* option, Assign&& assign) {
-  try {
-    assign();
-    return 0;
-  } catch (const std::exception& error) {
-    log_error("{}", error.what());
-  } catch (...) {
-    log_error("--{}: unexpected error", option);
-  }
-  return -1;
+int guarded_option(std::string_view option, Assign&& assign) noexcept {
+  return guarded(option, ErrorPrefix::kNone, std::forward<Assign>(assign));
 }
 
 int on_option(int id, const char* optarg, int /*remote*/) {
@@ -31,27 +23,27 @@ int on_option(int id, const char* optarg, int /*remote*/) {
   const std::string_view value = optarg == nullptr ? "" : optarg;
   switch (id) {
     case kEnable:
-      return guarded("mgpr", [&] {
+      return guarded_option("--mgpr", [&] {
         options.enabled = true;
         options.config_path = std::string(value);
       });
     case kTimeout:
-      return guarded("mgpr-timeout", [&] {
+      return guarded_option("--mgpr-timeout", [&] {
         options.rendezvous_timeout_s = parse_seconds(value, "--mgpr-timeout");
         options.enabled = true;
       });
     case kStall:
-      return guarded("mgpr-stall", [&] {
+      return guarded_option("--mgpr-stall", [&] {
         options.stall_timeout_s = parse_seconds(value, "--mgpr-stall");
         options.enabled = true;
       });
     case kBind:
-      return guarded("mgpr-bind", [&] {
+      return guarded_option("--mgpr-bind", [&] {
         options.bind = parse_bind(value, "--mgpr-bind");
         options.enabled = true;
       });
     case kPort:
-      return guarded("mgpr-port", [&] {
+      return guarded_option("--mgpr-port", [&] {
         options.port = parse_port(value, "--mgpr-port");
         options.enabled = true;
       });

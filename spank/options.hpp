@@ -1,6 +1,6 @@
 #pragma once
 // The --mgpr* options users give srun, sbatch and salloc, and the values they chose.
-#include "settings.hpp"
+#include "step_settings.hpp"
 #include "slurm_api.hpp"
 
 namespace mgpr::spank {

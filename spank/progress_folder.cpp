@@ -1,6 +1,7 @@
 #include "progress_folder.hpp"
 
 #include "watchdog_rules.hpp"
+#include "mgpr/log_layout.hpp"
 
 namespace mgpr::spank {
 namespace {

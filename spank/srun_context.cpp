@@ -8,7 +8,7 @@
 namespace mgpr::spank {
 
 int srun_local_user_init(spank_t spank) {
-  const StepSettings settings = resolve_settings(step_options(), plugin_args());
+  const StepSettings settings = resolve_settings(step_options(), plugstack_config());
   if (!settings.enabled) return 0;
   const SpankItems items(spank);
   const auto job_id = items.job_id();

@@ -14,6 +14,9 @@
 #include "log.hpp"
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "mgpr/log_layout.hpp"
+#include "mgpr/process.hpp"
 #include "options.hpp"
 #include "progress_folder.hpp"
 #include "spank_items.hpp"
@@ -22,9 +25,6 @@
 
 namespace mgpr::spank {
 namespace {
-
-// A refused step's tasks exit with this code, the project's code for a usage error.
-constexpr int kRefusedExitCode = 2;
 
 // What user_init decided for this node. The tasks are forked from this slurmstepd
 // after user_init, so task_init (in each task's process) inherits it.
@@ -60,7 +60,7 @@ std::unique_ptr<NodeWatch>& node_watch() {
   return watch;
 }
 
-StepSettings current_settings() { return resolve_settings(step_options(), plugin_args()); }
+StepSettings current_settings() { return resolve_settings(step_options(), plugstack_config()); }
 
 template <class T>
 T required(const std::optional<T>& value, const char* what) {
@@ -68,26 +68,13 @@ T required(const std::optional<T>& value, const char* what) {
   return *value;
 }
 
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) != 0) return "this node";
-  return name.data();
-}
-
-std::filesystem::path job_log_dir(const SpankItems& items, const StepSettings& settings, std::uint32_t job_id) {
-  return choose_log_dir(settings.log_dir, items.getenv(env::kLogDir), items.getenv(env::kSlurmSubmitDir), job_id);
+std::filesystem::path step_log_dir(const SpankItems& items, const StepSettings& settings, std::uint32_t job_id) {
+  return mgpr::job_log_dir(settings.log_dir, items.getenv(env::kLogDir), items.getenv(env::kSlurmSubmitDir),
+                     std::to_string(job_id));
 }
 
 // The user has the message on srun's stderr already; the file keeps it for mgpr-logs.
 // Failing to write it must not hide the finding itself, so it only adds a note.
-void record_diagnosis(const std::filesystem::path& log_dir, const std::string& message) {
-  try {
-    append_diagnosis(log_dir, message);
-  } catch (const std::exception& error) {
-    log_error("could not record the diagnosis in {}: {}", log_dir.string(), error.what());
-  }
-}
-
 std::vector<int> local_ranks(const SpankItems& items, int local_tasks) {
   std::vector<int> ranks;
   for (int local = 0; local < local_tasks; ++local) {
@@ -110,7 +97,7 @@ void start_watch(const SpankItems& items, const StepSettings& settings, const No
   config.stall_timeout_s = settings.stall_timeout_s;
   config.armed_from_start = settings.timeout_given;
   config.local_ranks = local_ranks(items, shape.local_tasks);
-  config.log_dir = job_log_dir(items, settings, shape.job_id);
+  config.log_dir = step_log_dir(items, settings, shape.job_id);
   config.progress_dir = progress_dir(config.log_dir, shape.step_id);
   auto watch = std::make_unique<NodeWatch>();
   if (watches_progress(settings)) {
@@ -161,7 +148,7 @@ int stepd_user_init(spank_t spank) {
   NodeShape shape;
   shape.job_id = required(items.job_id(), "the job id (S_JOB_ID)");
   shape.step_id = step_id;
-  shape.host = host_name();
+  shape.host = host_name("this node");
   shape.local_tasks =
       static_cast<int>(required(items.local_task_count(), "the local task count (S_JOB_LOCAL_TASK_COUNT)"));
   shape.gpus = count_step_gpus(items.getenv(env::kSlurmStepGpus));
@@ -169,7 +156,7 @@ int stepd_user_init(spank_t spank) {
   if (finding.verdict != Verdict::kRun) {
     // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
     log_error("{}", finding.message);
-    record_diagnosis(job_log_dir(items, settings, shape.job_id), finding.message);
+    record_diagnosis(step_log_dir(items, settings, shape.job_id), finding.message);
     // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
     // still exits 0, and an `optional` plugin's errors are ignored altogether. The
     // tasks end themselves in task_init instead.
@@ -193,7 +180,7 @@ int stepd_task_init(spank_t spank) {
     // This is the task's own process, forked for the user's program and not yet
     // exec'd: ending it here means the program never starts and srun exits non-zero,
     // whether plugstack.conf marks the plugin required or optional.
-    ::_exit(kRefusedExitCode);
+    ::_exit(kExitUsage);  // a refused step: the project's code for a usage error
   }
   const SpankItems items(spank);
   auto facts = read_task_facts(items);

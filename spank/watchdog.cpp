@@ -5,6 +5,7 @@
 
 #include "diagnoses.hpp"
 #include "log.hpp"
+#include "mgpr/log_layout.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -115,11 +116,7 @@ void Watchdog::end_step(const std::string& message) {
   }
   // slurm_error from slurmstepd reaches srun's stderr; the file keeps it for mgpr-logs.
   log_error("{}", message);
-  try {
-    append_diagnosis(config_.log_dir, message);
-  } catch (const std::exception& error) {
-    log_error("could not record the diagnosis in {}: {}", config_.log_dir.string(), error.what());
-  }
+  record_diagnosis(config_.log_dir, message);
   signal_step(SIGTERM);
 }
 

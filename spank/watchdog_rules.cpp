@@ -6,14 +6,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <csignal>
 #include <cstring>
 
 namespace mgpr::spank {
 namespace {
-
-constexpr std::string_view kRankPrefix = "rank-";
 
 std::string rank_list(const std::vector<int>& ranks) {
   if (ranks.empty()) return "none";
@@ -70,25 +67,6 @@ WatchVerdict stall_verdict(const WatchFacts& facts) {
 }
 
 }  // namespace
-
-std::filesystem::path progress_dir(const std::filesystem::path& log_dir, std::uint32_t step_id) {
-  return log_dir / "progress" / std::to_string(step_id);
-}
-
-std::filesystem::path progress_file(const std::filesystem::path& dir, int rank) {
-  return dir / fmt::format("{}{:05d}", kRankPrefix, rank);
-}
-
-std::optional<int> rank_of_progress_file(const std::string& name) {
-  if (!name.starts_with(kRankPrefix)) return std::nullopt;
-  const std::string_view digits = std::string_view(name).substr(kRankPrefix.size());
-  int rank = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || rank < 0) {
-    return std::nullopt;
-  }
-  return rank;
-}
 
 WatchVerdict judge(const WatchFacts& facts) {
   if (facts.rendezvous_timeout_s > 0) {

@@ -10,15 +10,8 @@
 #include <string>
 #include <vector>
 
+// The progress files' names and folder are common/'s (mgpr/log_layout.hpp).
 namespace mgpr::spank {
-
-// <log_dir>/progress/<stepid>: the step's progress files, shared by its nodes when the
-// log folder is on a shared file system.
-std::filesystem::path progress_dir(const std::filesystem::path& log_dir, std::uint32_t step_id);
-// rank-00003 in that folder.
-std::filesystem::path progress_file(const std::filesystem::path& dir, int rank);
-// The rank a progress file's name stands for; nullopt for other names.
-std::optional<int> rank_of_progress_file(const std::string& name);
 
 struct RankProgress {
   int rank = 0;

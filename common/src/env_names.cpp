@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr {
 namespace {
@@ -14,16 +15,18 @@ namespace {
 std::optional<int> int_variable(const char* name) {
   const char* raw = std::getenv(name);
   if (raw == nullptr) return std::nullopt;
-  const std::string_view text(raw);
-  int value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
-    throw UsageError(fmt::format("environment variable {}='{}' is not a whole number >= 0; unset it or "
+  const auto value = parse_number<int>(raw, 0, std::numeric_limits<int>::max());
+  if (!value) {
+    throw UsageError(fmt::format("environment variable {}={} is not a whole number >= 0; unset it or "
                                  "launch with srun --mgpr, which sets it",
-                                 name, text));
+                                 name, quote_short(raw)));
   }
   return value;
 }
+
+// When a plain srun (no --mgpr) sets no MASTER_PORT, every rank derives this one.
+constexpr int kPlainSrunPortMin = 20000;
+constexpr int kPlainSrunPortMax = 28999;
 
 }  // namespace
 
@@ -44,6 +47,33 @@ std::string first_host(std::string_view host_list) {
   const auto first = ranges.substr(0, ranges.find_first_of(",-"));
   return std::string(entry.substr(0, open)) + std::string(first) +
          (close == std::string_view::npos ? std::string() : std::string(entry.substr(close + 1)));
+}
+
+int derive_master_port(std::uint32_t job_id, std::uint32_t step_id, int port_min, int port_max) {
+  const auto range = static_cast<std::uint64_t>(port_max - port_min + 1);
+  // 97 is prime to every range size a site would pick that is not a multiple of 97, so
+  // consecutive jobs land 97 ports apart, away from each other's first steps.
+  const std::uint64_t offset = (std::uint64_t{job_id} * 97U + step_id) % range;
+  return port_min + static_cast<int>(offset);
+}
+
+std::optional<std::string> device_for_rank(std::span<const std::string> devices, int local_rank) {
+  if (devices.empty() || local_rank < 0) return std::nullopt;
+  if (devices.size() == 1) return devices.front();
+  return devices[static_cast<std::size_t>(local_rank) % devices.size()];
+}
+
+EnvAssignments torchrun_environment(const RankEnvironment& ranks) {
+  return {
+      {env::kRank, std::to_string(ranks.rank)},
+      {env::kWorldSize, std::to_string(ranks.world_size)},
+      {env::kLocalRank, std::to_string(ranks.local_rank)},
+      {env::kLocalWorldSize, std::to_string(ranks.local_world_size)},
+      {env::kNodeRank, std::to_string(ranks.node_rank)},
+      {env::kGroupRank, std::to_string(ranks.node_rank)},
+      {env::kMasterAddr, ranks.master_addr},
+      {env::kMasterPort, std::to_string(ranks.master_port)},
+  };
 }
 
 std::optional<RankEnvironment> rank_environment_from_env() {
@@ -73,9 +103,10 @@ std::optional<RankEnvironment> rank_environment_from_env() {
     } else if (nodes != nullptr) {
       out.master_addr = first_host(nodes);
     }
-    const auto job = int_variable(env::kSlurmJobId).value_or(0);
-    const auto step = int_variable(env::kSlurmStepId).value_or(0);
-    out.master_port = int_variable(env::kMasterPort).value_or(20000 + (job * 97 + step) % 9000);
+    const auto job = static_cast<std::uint32_t>(int_variable(env::kSlurmJobId).value_or(0));
+    const auto step = static_cast<std::uint32_t>(int_variable(env::kSlurmStepId).value_or(0));
+    out.master_port = int_variable(env::kMasterPort)
+                          .value_or(derive_master_port(job, step, kPlainSrunPortMin, kPlainSrunPortMax));
   } else {
     return std::nullopt;
   }

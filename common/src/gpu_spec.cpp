@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr {
 namespace {
@@ -42,9 +42,9 @@ GpuSpec parse_gpu_spec(std::string_view text) {
     spec.type = std::string(type);
   }
   if (count_text.empty()) bad_spec(text, "the GPU count is missing");
-  const auto* end = count_text.data() + count_text.size();
-  const auto [ptr, ec] = std::from_chars(count_text.data(), end, spec.count);
-  if (ec != std::errc() || ptr != end) bad_spec(text, fmt::format("'{}' is not a whole number", count_text));
+  const auto count = parse_number<int>(count_text);
+  if (!count) bad_spec(text, fmt::format("'{}' is not a whole number", count_text));
+  spec.count = *count;
   if (spec.count < 1) bad_spec(text, "the GPU count must be at least 1");
   if (spec.count > kMaxGpusPerNode) {
     bad_spec(text, fmt::format("{} GPUs per node is more than any node has (max {})", spec.count,

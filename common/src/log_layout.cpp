@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr {
 namespace fs = std::filesystem;
@@ -28,9 +30,32 @@ std::pair<unsigned long long, unsigned long long> job_order(const std::string& i
   return {base, task};
 }
 
+constexpr std::string_view kRankPrefix = "rank-";
+
+std::string rank_name(int rank) { return fmt::format("{}{:05}", kRankPrefix, rank); }
+
 }  // namespace
 
-fs::path JobLogLayout::rank_summary(int rank) const { return job_dir() / fmt::format("rank-{:05}.json", rank); }
+fs::path JobLogLayout::rank_summary(int rank) const { return job_dir() / (rank_name(rank) + ".json"); }
+
+fs::path job_log_dir(const std::string& plugin_log_dir, const std::optional<std::string>& task_log_dir,
+                     const std::optional<std::string>& submit_dir, const std::string& job_id) {
+  const fs::path base = submit_dir.value_or(".");
+  if (!plugin_log_dir.empty()) return JobLogLayout{base / plugin_log_dir, job_id}.job_dir();
+  if (task_log_dir && !task_log_dir->empty()) return *task_log_dir;
+  return JobLogLayout{base / kDefaultLogRoot, job_id}.job_dir();
+}
+
+fs::path progress_dir(const fs::path& job_log_folder, std::uint32_t step_id) {
+  return job_log_folder / "progress" / std::to_string(step_id);
+}
+
+fs::path progress_file(const fs::path& dir, int rank) { return dir / rank_name(rank); }
+
+std::optional<int> rank_of_progress_file(const std::string& name) {
+  if (!name.starts_with(kRankPrefix)) return std::nullopt;
+  return parse_number<int>(std::string_view(name).substr(kRankPrefix.size()), 0, std::numeric_limits<int>::max());
+}
 
 bool is_job_id(std::string_view name) {
   const auto underscore = name.find('_');
@@ -75,7 +100,7 @@ void write_file_atomically(const fs::path& target, std::string_view content) {
       const std::string why = std::strerror(errno);
       std::error_code ignored;
       fs::remove(temporary, ignored);
-      throw UsageError(fmt::format("cannot write '{}': {}; check that its folder exists and is writable",
+      throw IoError(fmt::format("cannot write '{}': {}; check that its folder exists and is writable",
                                    target.string(), why));
     }
   }
@@ -84,7 +109,7 @@ void write_file_atomically(const fs::path& target, std::string_view content) {
   if (ec) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    throw UsageError(fmt::format("cannot write '{}': {}", target.string(), ec.message()));
+    throw IoError(fmt::format("cannot write '{}': {}", target.string(), ec.message()));
   }
 }
 

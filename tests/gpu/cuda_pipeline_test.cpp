@@ -11,16 +11,16 @@
 #include <map>
 #include <mutex>
 
-#include "batch_transfer.hpp"
-#include "compute_timer.hpp"
-#include "device_memory.hpp"
-#include "fake_source.hpp"
-#include "model.hpp"
-#include "scratch_dir.hpp"
-#include "pipeline.hpp"
-#include "reader_pool.hpp"
-#include "tile_feed.hpp"
-#include "tile_source.hpp"
+#include "pipeline/batch_transfer.hpp"
+#include "pipeline/compute_timer.hpp"
+#include "model/device_memory.hpp"
+#include "source/fake_source.hpp"
+#include "model/model.hpp"
+#include "support/temp_dir.hpp"
+#include "pipeline/pipeline.hpp"
+#include "source/reader_pool.hpp"
+#include "distributed/sharding.hpp"
+#include "source/tile_source.hpp"
 
 namespace {
 
@@ -29,9 +29,7 @@ namespace rt = mgpr::runtime;
 
 constexpr int kTileSize = 32;
 
-constexpr const char* kScratchPrefix = "mgpr-cuda-test-";
-fs::path scratch_dir() { return mgpr::test::scratch_dir(kScratchPrefix); }
-const auto* const kRemoveScratch = testing::AddGlobalTestEnvironment(new mgpr::test::RemoveScratchDir(kScratchPrefix));
+fs::path scratch_dir() { return mgpr::test::program_temp_dir().path(); }
 
 // Two logits per tile from a matrix product with fixed weights: the product is on
 // autocast's reduced-precision list, so its output dtype shows which precision ran.

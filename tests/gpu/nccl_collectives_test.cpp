@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "collectives.hpp"
-#include "comm_payload.hpp"
-#include "process_support.hpp"
+#include "distributed/collectives.hpp"
+#include "support/comm_payload.hpp"
+#include "support/process.hpp"
 
 namespace mgpr::runtime {
 namespace {

@@ -5,12 +5,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::run_command;
+using mgpr::run_command;
 namespace fs = std::filesystem;
 
 

@@ -8,12 +8,12 @@
 
 #include "mgpr/config.hpp"
 #include "mgpr/log_layout.hpp"
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::run_command;
+using mgpr::run_command;
 using mgpr::test::contains;
 using mgpr::test::scratch;
 namespace fs = std::filesystem;

@@ -9,14 +9,14 @@
 #include <map>
 #include <sstream>
 
-#include "known_squares.hpp"
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "support/known_squares.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using mgpr::launcher::run_command;
+using mgpr::run_command;
 using mgpr::test::scratch;
 
 const auto& read_csv = mgpr::test::read_csv_rows;

@@ -8,13 +8,13 @@
 #include <set>
 #include <sstream>
 
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::CommandResult;
-using mgpr::launcher::run_command;
+using mgpr::CommandResult;
+using mgpr::run_command;
 using mgpr::test::contains;
 using mgpr::test::read_file;
 using mgpr::test::scratch;

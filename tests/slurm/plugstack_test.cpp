@@ -9,12 +9,12 @@
 #include <regex>
 #include <string>
 
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::run_command;
+using mgpr::run_command;
 using mgpr::test::contains;
 using mgpr::test::read_file;
 using mgpr::test::scratch;
@@ -40,7 +40,7 @@ std::string snippet_with_built_plugin() {
   return std::string(snippet).replace(at, installed.size(), MGPR_PLUGIN);
 }
 
-mgpr::launcher::CommandResult srun_with(const fs::path& conf, const std::vector<std::string>& args) {
+mgpr::CommandResult srun_with(const fs::path& conf, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"env", "SLURM_CONF=" + conf.string(), "srun"};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv);

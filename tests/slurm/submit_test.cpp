@@ -8,12 +8,12 @@
 
 #include "mgpr/log_layout.hpp"
 #include "mgpr/summary.hpp"
-#include "run_command.hpp"
-#include "test_support.hpp"
+#include "mgpr/process.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::run_command;
+using mgpr::run_command;
 namespace fs = std::filesystem;
 
 using mgpr::test::scratch;

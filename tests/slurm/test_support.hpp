@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "run_command.hpp"
+#include "mgpr/process.hpp"
 
 namespace mgpr::test {
 
@@ -26,10 +26,10 @@ inline std::string read_file(const std::filesystem::path& file) {
 
 // srun with the step's log folder (diagnoses, progress files) in `log_dir` rather than
 // under the test's working directory.
-inline launcher::CommandResult srun(const std::filesystem::path& log_dir, const std::vector<std::string>& args) {
+inline CommandResult srun(const std::filesystem::path& log_dir, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"srun", "--export=ALL,MGPR_LOG_DIR=" + log_dir.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return launcher::run_command(argv);
+  return run_command(argv);
 }
 
 }  // namespace mgpr::test

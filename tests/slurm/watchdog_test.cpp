@@ -4,11 +4,11 @@
 
 #include <chrono>
 
-#include "test_support.hpp"
+#include "slurm/test_support.hpp"
 
 namespace {
 
-using mgpr::launcher::CommandResult;
+using mgpr::CommandResult;
 using mgpr::test::contains;
 using mgpr::test::read_file;
 using mgpr::test::scratch;

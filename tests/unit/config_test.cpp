@@ -6,18 +6,11 @@
 #include <fstream>
 
 #include "mgpr/error.hpp"
+#include "support/error_of.hpp"
 
 namespace {
 
-template <class F>
-std::string error_of(F&& action) {
-  try {
-    action();
-  } catch (const mgpr::UsageError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using mgpr::test::error_of;
 
 TEST(Config, DefaultsMatchTheOriginalProjectKeys) {
   const mgpr::RunConfig config;

@@ -3,16 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "mgpr/error.hpp"
+#include "support/error_of.hpp"
 
 namespace {
 
 std::string error_of(std::string_view text) {
-  try {
-    mgpr::parse_gpu_spec(text);
-  } catch (const mgpr::UsageError& error) {
-    return error.what();
-  }
-  return "no error";
+  return mgpr::test::error_of([&] { mgpr::parse_gpu_spec(text); });
 }
 
 TEST(GpuSpec, TypedCount) {

@@ -12,6 +12,7 @@
 #include "job_state.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/summary.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpr::launcher;
@@ -31,12 +32,7 @@ JobState slurm_state(std::string state, int exit_code = 0, int restarts = 0) {
 
 class JobReportFixture : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("mgpr-report-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
+  mgpr::test::TempDir scratch_{"mgpr-report-"};
 
   [[nodiscard]] mgpr::JobLogLayout layout() const { return {root_, "4242"}; }
 
@@ -68,7 +64,7 @@ class JobReportFixture : public ::testing::Test {
     return out;
   }
 
-  fs::path root_;
+  fs::path root_ = scratch_.path();
 };
 
 TEST_F(JobReportFixture, UnknownJob) {

@@ -1,4 +1,5 @@
 #include "mgpr/log_layout.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,13 +12,8 @@ namespace {
 
 class TempDir : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("mgpr-layout-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-  fs::path root_;
+  mgpr::test::TempDir scratch_{"mgpr-layout-"};
+  fs::path root_ = scratch_.path();
 };
 
 TEST(LogLayout, Paths) {

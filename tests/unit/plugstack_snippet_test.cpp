@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_args.hpp"
+#include "plugstack_config.hpp"
 
 namespace {
 
@@ -34,7 +34,7 @@ TEST(PlugstackSnippet, ItsOneLineHasSlurmsShapeAndArgumentsThePluginAccepts) {
   EXPECT_TRUE(path.starts_with("/") && path.ends_with("/mgpr.so")) << path;
   std::vector<std::string> args;
   for (std::string arg; words >> arg;) args.push_back(arg);
-  const auto parsed = mgpr::spank::parse_plugin_args(args);  // throws, naming the argument, if one is bad
+  const auto parsed = mgpr::spank::parse_plugstack_config(args);  // throws, naming the argument, if one is bad
   EXPECT_EQ(parsed.rendezvous_timeout_s, 300);
   EXPECT_EQ(parsed.stall_timeout_s, 0);
   EXPECT_EQ(parsed.bind, mgpr::spank::Bind::kGpu);

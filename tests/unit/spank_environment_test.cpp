@@ -13,10 +13,17 @@
 #include "diagnoses.hpp"
 #include "geometry.hpp"
 #include "task_environment.hpp"
+#include "mgpr/env_names.hpp"
+#include "mgpr/log_layout.hpp"
+#include "mgpr/text.hpp"
 
 namespace {
 
 using namespace mgpr::spank;
+using mgpr::derive_master_port;
+using mgpr::device_for_rank;
+using mgpr::job_log_dir;
+using mgpr::split_list;
 namespace fs = std::filesystem;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -55,10 +62,10 @@ TEST(SpankPort, NeighbouringJobsAreApart) {
 }
 
 TEST(SpankDevices, SplitsSlurmsList) {
-  EXPECT_EQ(split_device_list("0,1,2"), (std::vector<std::string>{"0", "1", "2"}));
-  EXPECT_EQ(split_device_list("3"), (std::vector<std::string>{"3"}));
-  EXPECT_TRUE(split_device_list("").empty());
-  EXPECT_EQ(split_device_list(",2,,3,"), (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(split_list("0,1,2"), (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(split_list("3"), (std::vector<std::string>{"3"}));
+  EXPECT_TRUE(split_list("").empty());
+  EXPECT_EQ(split_list(",2,,3,"), (std::vector<std::string>{"2", "3"}));
 }
 
 TEST(SpankDevices, PicksByPositionForGlobalOrRenumberedIndices) {
@@ -80,11 +87,11 @@ TEST(SpankDevices, KeepsAPerTaskBindingAndSharesWhenShort) {
 }
 
 TEST(SpankLogDir, PlugstackThenTaskThenSubmitDir) {
-  EXPECT_EQ(choose_log_dir("/scratch/logs", "/home/u/x", "/home/u", 42), fs::path("/scratch/logs/42"));
-  EXPECT_EQ(choose_log_dir("logs", std::nullopt, "/home/u", 42), fs::path("/home/u/logs/42"));
-  EXPECT_EQ(choose_log_dir("", "/home/u/run/slurm_logs/42", "/home/u", 42), fs::path("/home/u/run/slurm_logs/42"));
-  EXPECT_EQ(choose_log_dir("", std::nullopt, "/home/u", 42), fs::path("/home/u/slurm_logs/42"));
-  EXPECT_EQ(choose_log_dir("", "", "/home/u", 42), fs::path("/home/u/slurm_logs/42"));
+  EXPECT_EQ(job_log_dir("/scratch/logs", "/home/u/x", "/home/u", "42"), fs::path("/scratch/logs/42"));
+  EXPECT_EQ(job_log_dir("logs", std::nullopt, "/home/u", "42"), fs::path("/home/u/logs/42"));
+  EXPECT_EQ(job_log_dir("", "/home/u/run/slurm_logs/42", "/home/u", "42"), fs::path("/home/u/run/slurm_logs/42"));
+  EXPECT_EQ(job_log_dir("", std::nullopt, "/home/u", "42"), fs::path("/home/u/slurm_logs/42"));
+  EXPECT_EQ(job_log_dir("", "", "/home/u", "42"), fs::path("/home/u/slurm_logs/42"));
 }
 
 std::map<std::string, std::string> as_map(const Environment& environment) {

@@ -6,22 +6,16 @@
 #include <vector>
 
 #include "mgpr/error.hpp"
-#include "plugin_args.hpp"
-#include "settings.hpp"
+#include "plugstack_config.hpp"
+#include "step_settings.hpp"
+#include "support/error_of.hpp"
 
 namespace {
 
 using namespace mgpr::spank;
 using mgpr::UsageError;
 
-std::string error_of(auto&& call) {
-  try {
-    call();
-  } catch (const UsageError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using mgpr::test::error_of;
 
 TEST(SpankParse, SecondsAcceptsWholeNumbersInRange) {
   EXPECT_EQ(parse_seconds("0", "--mgpr-timeout"), 0);
@@ -64,7 +58,7 @@ TEST(SpankParse, Bind) {
 }
 
 TEST(SpankParse, PluginArgsDefaults) {
-  const auto args = parse_plugin_args(std::vector<std::string>{});
+  const auto args = parse_plugstack_config(std::vector<std::string>{});
   EXPECT_EQ(args.rendezvous_timeout_s, 300);
   EXPECT_EQ(args.stall_timeout_s, 0);
   EXPECT_EQ(args.bind, Bind::kGpu);
@@ -77,7 +71,7 @@ TEST(SpankParse, PluginArgsDefaults) {
 TEST(SpankParse, PluginArgsEveryKey) {
   const std::vector<std::string> line{"timeout=60", "stall=30",          "bind=none", "port_min=40000",
                                       "port_max=40099", "log_dir=/scratch/logs", "strict=0"};
-  const auto args = parse_plugin_args(line);
+  const auto args = parse_plugstack_config(line);
   EXPECT_EQ(args.rendezvous_timeout_s, 60);
   EXPECT_EQ(args.stall_timeout_s, 30);
   EXPECT_EQ(args.bind, Bind::kNone);
@@ -88,20 +82,20 @@ TEST(SpankParse, PluginArgsEveryKey) {
 }
 
 TEST(SpankParse, PluginArgsErrorsNameTheArgument) {
-  const auto unknown = error_of([] { parse_plugin_args(std::vector<std::string>{"timout=5"}); });
+  const auto unknown = error_of([] { parse_plugstack_config(std::vector<std::string>{"timout=5"}); });
   EXPECT_NE(unknown.find("plugstack.conf argument 'timout=5': unknown key 'timout'"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("known keys: timeout"), std::string::npos) << unknown;
-  const auto no_value = error_of([] { parse_plugin_args(std::vector<std::string>{"strict"}); });
+  const auto no_value = error_of([] { parse_plugstack_config(std::vector<std::string>{"strict"}); });
   EXPECT_NE(no_value.find("'strict': expected key=value"), std::string::npos) << no_value;
-  const auto bad_bool = error_of([] { parse_plugin_args(std::vector<std::string>{"strict=maybe"}); });
+  const auto bad_bool = error_of([] { parse_plugstack_config(std::vector<std::string>{"strict=maybe"}); });
   EXPECT_NE(bad_bool.find("'maybe' is not 0 or 1"), std::string::npos) << bad_bool;
   const auto reversed =
-      error_of([] { parse_plugin_args(std::vector<std::string>{"port_min=30000", "port_max=29000"}); });
+      error_of([] { parse_plugstack_config(std::vector<std::string>{"port_min=30000", "port_max=29000"}); });
   EXPECT_NE(reversed.find("port_min (30000) is above port_max (29000)"), std::string::npos) << reversed;
 }
 
 TEST(SpankSettings, OptionsOverridePlugstackDefaults) {
-  PluginArgs site;
+  PlugstackConfig site;
   site.rendezvous_timeout_s = 300;
   site.bind = Bind::kGpu;
   site.log_dir = "/scratch";

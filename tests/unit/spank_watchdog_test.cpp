@@ -10,10 +10,15 @@
 
 #include "progress_folder.hpp"
 #include "watchdog_rules.hpp"
+#include "mgpr/log_layout.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
 using namespace mgpr::spank;
+using mgpr::progress_dir;
+using mgpr::progress_file;
+using mgpr::rank_of_progress_file;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -133,8 +138,8 @@ TEST(SpankWatchdog, EarlyExitMessage) {
 
 TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
   namespace fs = std::filesystem;
-  const auto root = fs::temp_directory_path() / ("mgpr-progress-" + std::to_string(::getpid()));
-  fs::remove_all(root);
+  const mgpr::test::TempDir scratch("mgpr-progress-");
+  const auto root = scratch.path();
   fs::create_directories(root / "submit");
   const auto dir = progress_dir(root / "submit" / "slurm_logs" / "42", 0);
   {
@@ -163,7 +168,6 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
     const ProgressFolder step1(progress_dir(job_dir, 1), {0});
   }
   EXPECT_FALSE(fs::exists(job_dir / "progress"));
-  fs::remove_all(root);
 }
 
 }  // namespace

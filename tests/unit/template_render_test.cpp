@@ -2,19 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "mgpr/error.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "mgpr/log_layout.hpp"
+#include "sbatch_script.hpp"
+#include "support/error_of.hpp"
 
 namespace {
 
 using mgpr::launcher::render_template;
 
 std::string error_of(std::string_view text, const mgpr::launcher::TemplateValues& values) {
-  try {
-    render_template(text, values, "custom.sbatch");
-  } catch (const mgpr::UsageError& error) {
-    return error.what();
-  }
-  return "no error";
+  return mgpr::test::error_of([&] { render_template(text, values, "custom.sbatch"); });
 }
 
 TEST(TemplateRender, Substitutes) {
@@ -34,6 +35,22 @@ TEST(TemplateRender, MissingPlaceholderIsAnError) {
 
 TEST(TemplateRender, UnclosedPlaceholder) {
   EXPECT_NE(error_of("{{nodes", {{"nodes", "1"}}).find("never closed"), std::string::npos);
+}
+
+// The job template's requeue test is rendered from the one definition of "stopped,
+// resumable", so the template and the runtime cannot disagree on it.
+TEST(TemplateRender, TheJobTemplateRequeuesOnTheRuntimesStoppedExitCode) {
+  mgpr::launcher::SubmitRequest request;
+  request.log_dir = "/scratch/logs";
+  request.mgpr_command = "/usr/bin/mgpr";
+  request.config.use_fake_data = true;
+  const auto path = std::string(MGPR_SOURCE_DIR) + "/templates/mgpr.sbatch";
+  const auto script =
+      render_template(mgpr::read_text_file(path), mgpr::launcher::script_values(request), "mgpr.sbatch");
+  const auto requeue_test = fmt::format("if [ \"$status\" -eq {} ]; then", mgpr::kExitStopped);
+  const auto at = script.find(requeue_test);
+  ASSERT_NE(at, std::string::npos) << script;
+  EXPECT_NE(script.find("scontrol requeue", at), std::string::npos) << script;
 }
 
 }  // namespace

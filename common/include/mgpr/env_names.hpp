@@ -1,9 +1,13 @@
 #pragma once
 // The environment the SPANK plugin gives each task and the runtime reads. torchrun's
 // names, so programs written for torchrun or Lightning run unchanged under srun --mgpr.
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mgpr::env {
 
@@ -53,6 +57,26 @@ struct RankEnvironment {
   int master_port = 0;      // 0 when not set
   bool from_slurm_only = false;  // ranks came from SLURM_* because the plugin was not active
 };
+
+using EnvAssignments = std::vector<std::pair<std::string, std::string>>;
+
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK (= the node),
+// MASTER_ADDR, MASTER_PORT, in that order: what the plugin gives each task and the
+// local launcher each rank, and what rank_environment_from_env reads back.
+EnvAssignments torchrun_environment(const RankEnvironment& ranks);
+
+// The step's rendezvous port, within [port_min, port_max]. Deterministic, so every node
+// of the step computes the same one without talking to the others; steps of one job
+// get consecutive ports, so two steps of a job on one node never share one (until the
+// range wraps), and different jobs are spread over the range.
+int derive_master_port(std::uint32_t job_id, std::uint32_t step_id, int port_min, int port_max);
+
+// The device a rank keeps out of those its task may use (CUDA_VISIBLE_DEVICES's
+// entries). Picks by position, not by value, so it is right whether Slurm wrote global
+// indices ("2,3") or cgroups renumbered them ("0,1"). A single device means Slurm
+// already bound one per task (--gpus-per-task, --gpu-bind): it is kept. With more ranks
+// than devices ranks share devices round-robin. nullopt: no device.
+std::optional<std::string> device_for_rank(std::span<const std::string> devices, int local_rank);
 
 // The first host of a Slurm host list ("gpu[03-05,9],cpu1" -> "gpu03"); empty for "".
 std::string first_host(std::string_view host_list);

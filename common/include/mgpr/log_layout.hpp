@@ -6,7 +6,11 @@
 //   <log_root>/<jobid>/config.toml           the resolved run configuration
 //   <log_root>/<jobid>/rank-00000.json ...   one summary per rank (summary.hpp)
 //   <log_root>/<jobid>/diagnoses.log         the plugin's findings (geometry, deadlock, stall)
+//   <log_root>/<jobid>/progress/<step>/rank-00000 ...  each rank's heartbeat for the
+//                                            plugin's watchdog (docs/spank.md)
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,21 @@ struct JobLogLayout {
   [[nodiscard]] std::filesystem::path rank_summary(int rank) const;
 };
 
+// The job's log folder, the same in the plugin and the runtime: <log_dir>/<jobid> when
+// plugstack.conf names a log_dir (relative to the submit folder), else the one the task
+// already has (MGPR_LOG_DIR, which mgpr-submit's job script exports), else
+// <submit folder or .>/slurm_logs/<jobid>.
+std::filesystem::path job_log_dir(const std::string& plugin_log_dir, const std::optional<std::string>& task_log_dir,
+                                  const std::optional<std::string>& submit_dir, const std::string& job_id);
+
+// <job log folder>/progress/<stepid>: the step's heartbeat files, shared by its nodes
+// when the log folder is on a shared file system.
+std::filesystem::path progress_dir(const std::filesystem::path& job_log_folder, std::uint32_t step_id);
+// rank-00003 in that folder.
+std::filesystem::path progress_file(const std::filesystem::path& dir, int rank);
+// The rank a progress file's name stands for; nullopt for other names.
+std::optional<int> rank_of_progress_file(const std::string& name);
+
 // True for names Slurm gives jobs: "1234" or an array task "1234_7".
 bool is_job_id(std::string_view name);
 // The job ids that have a folder or a stdout log under log_root, oldest (smallest) first.
@@ -37,6 +56,7 @@ std::vector<std::string> list_job_ids(const std::filesystem::path& log_root);
 std::vector<std::filesystem::path> list_rank_summaries(const JobLogLayout& layout);
 
 // Writes beside the target and renames over it, so a reader never sees half a file.
+// Throws IoError (not UsageError: a full disk is not the user's typing) when it cannot.
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 std::string read_text_file(const std::filesystem::path& file);
 

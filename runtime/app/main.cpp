@@ -1,0 +1,58 @@
+// mgpr: the runtime. Named as in the original Python project, so `srun mgpr gpus=2
+// batch_size=16 ...` habits carry over. This file parses and maps failures to exit
+// codes; app/rank_run.cpp is the run itself.
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "app/rank_run.hpp"
+#include "distributed/local_launch.hpp"
+#include "mgpr/cli.hpp"
+#include "mgpr/config.hpp"
+#include "mgpr/env_names.hpp"
+#include "mgpr/error.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "mgpr/version.hpp"
+#include "model/backend_info.hpp"
+
+namespace {
+
+namespace rt = mgpr::runtime;
+
+int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {
+  const mgpr::RunConfig config = mgpr::resolve_config(config_file, arguments);
+  const auto ranks = mgpr::rank_environment_from_env();
+  if (!ranks && config.gpus > 1) {
+    // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
+    const bool on_gpus = config.accelerator != "cpu" && rt::configure_backend(1).cuda_available;
+    std::vector<std::string> forwarded = arguments;
+    if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
+    return rt::run_local_ranks(config.gpus, on_gpus, forwarded);
+  }
+  return rt::run_rank(config, ranks.value_or(mgpr::RankEnvironment{}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_file;
+  std::vector<std::string> arguments;
+  CLI::App app{"mgpr: run a deep-learning model over large rasters, tile by tile, on every GPU Slurm gave the job."};
+  app.set_version_flag("--version", std::string("mgpr ") + mgpr::kVersion);
+  app.add_option("--config", config_file, "TOML run configuration (default: $MGPR_CONFIG)");
+  app.add_option("arguments", arguments, "RASTER paths and key=value overrides, in any order");
+  app.footer(mgpr::describe_config_keys());
+  if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
+  if (config_file.empty()) {
+    if (const char* from_env = std::getenv(mgpr::env::kConfig)) config_file = from_env;
+  }
+  try {
+    return run(config_file, arguments);
+  } catch (const mgpr::UsageError& error) {
+    fmt::print(stderr, "mgpr: error: {}\n", error.what());
+    return mgpr::kExitUsage;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "mgpr: failed: {}\n", error.what());
+    return mgpr::kExitFailure;
+  }
+}

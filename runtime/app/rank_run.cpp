@@ -1,0 +1,235 @@
+#include "app/rank_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "app/rank_summary.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/heartbeat.hpp"
+#include "distributed/sharding.hpp"
+#include "mgpr/error.hpp"
+#include "mgpr/exit_codes.hpp"
+#include "mgpr/process.hpp"
+#include "mgpr/text.hpp"
+#include "mgpr/version.hpp"
+#include "model/backend_info.hpp"
+#include "model/device_memory.hpp"
+#include "model/model.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/progress_printer.hpp"
+#include "resume/stop_request.hpp"
+#include "resume/tile_journal.hpp"
+#include "source/reader_pool.hpp"
+#include "source/tile_source.hpp"
+#include "tasks/task_output.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Slurm's CPUs per task when set; otherwise the CPUs this process may run on, shared
+// between the ranks of this machine so local ranks do not oversubscribe it.
+int default_threads(const RankEnvironment& ranks) {
+  // A value that is not a whole number from 1 up is ignored, and the CPUs decide.
+  if (const char* cpus = std::getenv(env::kSlurmCpusPerTask)) {
+    if (const auto count = parse_number<int>(cpus, 1, 1 << 20)) return *count;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int usable = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                                     : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max(1, usable / std::max(1, ranks.local_world_size));
+}
+
+// What the prepare phase settles, before any rank waits on another.
+struct Prepared {
+  BackendInfo backend;
+  DeviceChoice device;
+  std::unique_ptr<TileSource> source;
+  std::unique_ptr<TileModel> model;
+  std::unique_ptr<TaskOutput> output;
+};
+
+void print_banner(const RankEnvironment& ranks, const Prepared& run) {
+  fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
+             kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), run.device.name,
+             run.backend.threads, run.backend.torch_version, run.backend.gdal_version);
+  if (ranks.rank == 0) {
+    for (const auto& raster : run.source->rasters()) {
+      fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", raster.path, raster.width,
+                 raster.height, raster.band_count, raster.data_type, fmt::join(raster.bands, ","),
+                 raster.crs_wkt.empty() ? "none" : "set");
+    }
+    fmt::print("#   {} tiles of {} px, model {}\n", run.source->tiles().size(), run.source->tile_size(),
+               run.model->description());
+  }
+  std::fflush(stdout);
+}
+
+// Inputs and model are checked before rendezvous: a bad input fails every rank at
+// once with the same message, instead of leaving peers waiting.
+Prepared prepare(const RunConfig& config, const RankEnvironment& ranks) {
+  Prepared run;
+  run.backend = configure_backend(config.threads > 0 ? config.threads : default_threads(ranks));
+  run.device = choose_device(config, ranks.local_rank);
+  run.source = make_tile_source(config);
+  run.model = std::make_unique<TileModel>(config, run.device, run.source->channels());
+  run.output = make_task_output(plan_outputs(config, *run.source));
+  run.output->check_output(run.model->dummy_output(), 1, config.tile_size);
+  print_banner(ranks, run);
+  return run;
+}
+
+std::vector<Tile> tiles_to_do(const std::vector<Tile>& tiles, const TileResults& done) {
+  std::vector<Tile> todo;
+  for (const auto& tile : tiles) {
+    if (!done.contains(tile.id)) todo.push_back(tile);
+  }
+  return todo;
+}
+
+// Joins the other ranks (which also tells the plugin's watchdog this rank arrived).
+// Every rank read the journals before this and none appends before the barrier at its
+// end, so all ranks agree on the tiles left to do.
+std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironment& ranks, const DeviceChoice& device,
+                                   const TileResults& done, std::size_t all_tiles, std::size_t tiles_left) {
+  RendezvousOptions rendezvous;
+  rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
+  rendezvous.use_gpu = device.is_cuda;
+  rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
+  auto communicator = join_run(ranks, rendezvous);
+  if (ranks.rank == 0) {
+    const auto journal_folder = journal_dir(config);
+    if (!config.resume) {
+      if (const auto failed = remove_journals(journal_folder); !failed.empty()) {
+        throw IoError(
+            fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by hand", failed));
+      }
+    }
+    if (!done.empty()) {
+      fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(),
+                 all_tiles, journal_folder.string(), tiles_left);
+    }
+    std::fflush(stdout);
+  }
+  communicator->barrier();
+  return communicator;
+}
+
+// Stops handing out tiles once a stop was asked for; tiles already claimed finish.
+TileFeed stoppable(TileFeed feed) {
+  return [inner = std::move(feed)]() -> std::optional<Tile> {
+    if (stop_signal() != 0) return std::nullopt;
+    return inner();
+  };
+}
+
+// The tile loop over this rank's share of `todo`; then every rank learns every result
+// (into `done`), so all agree whether the run is complete, and rank 0 writes the
+// outputs only then. Returns whether it is complete.
+bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& run, Communicator& communicator,
+             const std::vector<Tile>& todo, std::size_t all_tiles, TileResults& done, RankSummary& summary) {
+  const auto journal_folder = journal_dir(config);
+  TileJournal journal(journal_folder, ranks.rank);
+  run.output->set_journal(&journal);
+  auto feed = config.sharding == "static" ? make_static_feed(todo, ranks.rank, ranks.world_size)
+                                          : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
+  ReaderPool readers(*run.source, config.workers, stoppable(std::move(feed)),
+                     static_cast<std::size_t>(2 * config.batch_size + config.workers));
+  ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(todo.size()) / ranks.world_size, config.log_interval,
+                          ::isatty(STDERR_FILENO) != 0);
+  auto heartbeat = Heartbeat::from_environment();
+  const auto stats = run_pipeline(readers, *run.model, run.device, *run.output,
+                                  {config.batch_size, [&](const PipelineStats& running) {
+                                     printer.update(running);
+                                     heartbeat.progress();
+                                   }});
+  printer.finish(stats);
+  fill_from_stats(summary, stats);
+
+  for (const auto& text : communicator.all_gather(encode_results(run.output->new_results()))) {
+    decode_results(text, done);
+  }
+  const bool complete = done.size() == all_tiles;
+  if (complete && ranks.rank == 0) {
+    try {
+      for (const auto& file : run.output->write_outputs(done)) fmt::print("# wrote {}\n", file.string());
+    } catch (const StoppedOnRequest& stopped) {
+      // Every tile is journaled; the files already written are complete, and a rerun
+      // writes them all again from the journal.
+      fmt::print(stderr, "mgpr: {}\n", stopped.what());
+      return false;
+    }
+    // The outputs are complete; a journal left behind only makes a rerun redo the writing.
+    if (const auto failed = remove_journals(journal_folder); !failed.empty()) {
+      fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", failed);
+    }
+  }
+  return complete;
+}
+
+// Rank 0 prints every rank's summary as one table; all ranks wait for it.
+void report(const RunConfig& config, const RankEnvironment& ranks, Communicator& communicator,
+            const RankSummary& summary, const TileResults& done, std::size_t all_tiles, bool complete,
+            Clock::time_point started) {
+  const auto gathered = communicator.all_gather(to_json_text(summary));
+  if (ranks.rank == 0) {
+    std::vector<RankSummary> all;
+    for (std::size_t i = 0; i < gathered.size(); ++i) {
+      all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
+    }
+    fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
+    if (!complete) {
+      fmt::print("# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
+                 "job does so) to finish the rest\n",
+                 done.size(), all_tiles, journal_dir(config).string());
+    }
+    std::fflush(stdout);
+  }
+  communicator.barrier();
+}
+
+}  // namespace
+
+int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
+  const auto started = Clock::now();
+  install_stop_handlers();
+  auto run = prepare(config, ranks);
+
+  TileResults done = config.resume ? read_journals(journal_dir(config)) : TileResults{};
+  const std::size_t all_tiles = run.source->tiles().size();
+  const auto todo = tiles_to_do(run.source->tiles(), done);
+  auto communicator = join(config, ranks, run.device, done, all_tiles, todo.size());
+
+  auto summary = base_summary(ranks, run.device);
+  summary.warnings = run.model->warnings();
+  bool complete = false;
+  try {
+    complete = process(config, ranks, run, *communicator, todo, all_tiles, done, summary);
+  } catch (const std::exception& failure) {
+    // Whatever was measured is kept: the summary says which rank failed and why.
+    summary.status = RankStatus::kFailed;
+    summary.error = failure.what();
+    summary.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+    write_rank_summary(summary);
+    throw;
+  }
+  if (!complete) {
+    summary.status = RankStatus::kInterrupted;
+    summary.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
+                                strsignal(stop_signal()), done.size(), all_tiles);
+  }
+  write_rank_summary(summary);
+  report(config, ranks, *communicator, summary, done, all_tiles, complete, started);
+  return complete ? 0 : kExitStopped;
+}
+
+}  // namespace mgpr::runtime

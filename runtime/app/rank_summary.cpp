@@ -1,0 +1,69 @@
+#include "app/rank_summary.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "mgpr/log_layout.hpp"
+#include "mgpr/process.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+std::string env_or(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : fallback;
+}
+
+std::optional<std::string> env_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// The job's log folder as the plugin chose it (MGPR_LOG_DIR), else as the plugin would
+// have inside a Slurm job, else none.
+std::filesystem::path rank_log_dir() {
+  const auto job = env_value(env::kSlurmJobId);
+  const auto task_dir = env_value(env::kLogDir);
+  if (!job) return task_dir.value_or("");
+  return job_log_dir("", task_dir, env_value(env::kSlurmSubmitDir), *job);
+}
+
+}  // namespace
+
+RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& device) {
+  RankSummary summary;
+  summary.job_id = env_or(env::kSlurmJobId, "local");
+  summary.step_id = env_or(env::kSlurmStepId, "");
+  summary.rank = ranks.rank;
+  summary.world_size = ranks.world_size;
+  summary.local_rank = ranks.local_rank;
+  summary.host = host_name("");
+  summary.device = device.name;
+  summary.gpu_name = device_product_name(device);
+  return summary;
+}
+
+void fill_from_stats(RankSummary& summary, const PipelineStats& stats) {
+  summary.tiles = stats.tiles;
+  summary.batches = stats.batches;
+  summary.model_s = stats.model_s;
+  summary.read_s = stats.read_s;
+  summary.data_wait_s = stats.data_wait_s;
+  summary.memory_avg_bytes = stats.memory_avg_bytes;
+  summary.memory_peak_bytes = stats.memory_peak_bytes;
+  summary.memory_total_bytes = stats.memory_total_bytes;
+  summary.memory_device_peak_bytes = stats.memory_device_peak_bytes;
+  // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
+  summary.elapsed_s = stats.elapsed_s;
+}
+
+void write_rank_summary(const RankSummary& summary) {
+  const auto dir = rank_log_dir();
+  if (dir.empty()) return;
+  std::filesystem::create_directories(dir);
+  const JobLogLayout layout{dir.parent_path(), dir.filename().string()};
+  write_file_atomically(layout.rank_summary(summary.rank), to_json_text(summary));
+}
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,19 @@
+#pragma once
+// The rank's summary file (docs/contracts.md): what mgpr-logs reads after the job.
+#include <string>
+
+#include "mgpr/config.hpp"
+#include "mgpr/env_names.hpp"
+#include "mgpr/summary.hpp"
+#include "model/device_memory.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace mgpr::runtime {
+
+// Who ran (job, step, rank, host, device); the figures come later.
+RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& device);
+void fill_from_stats(RankSummary& summary, const PipelineStats& stats);
+// Into the job's log folder; a plain local run (no Slurm job, no MGPR_LOG_DIR) keeps none.
+void write_rank_summary(const RankSummary& summary);
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,49 @@
+#pragma once
+// How ranks of one run find each other and talk: a c10d TCPStore for rendezvous and
+// shared counters, Gloo for CPU collectives, NCCL (its C API) for GPU collectives.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mgpr/env_names.hpp"
+
+namespace mgpr::runtime {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int world_size() const = 0;
+  virtual void barrier() = 0;
+  // Every rank's bytes, indexed by rank (variable sizes allowed).
+  virtual std::vector<std::string> all_gather(const std::string& bytes) = 0;
+  // Atomically adds `delta` to a counter shared by all ranks and returns the new value
+  // (the store's add). Thread-safe.
+  virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
+};
+
+struct RendezvousOptions {
+  // How long rank 0 waits for every rank to arrive, and the others for rank 0's store.
+  std::chrono::seconds timeout{300};
+  // How long one collective waits for the slowest rank. Longer than `timeout`: ranks
+  // reach the final gather of a run at different times (static sharding, slow disks).
+  std::chrono::seconds collective_timeout{1800};
+  bool use_gpu = false;  // NCCL for collectives (when built with it) instead of Gloo
+  int device_index = 0;
+};
+
+// Joins the run described by `ranks` (world_size 1: no networking at all). Throws
+// UsageError with a diagnosis naming the ranks that never came when the timeout passes;
+// every rank that still reaches rank 0's store gets the same diagnosis. Creates this
+// rank's MGPR_PROGRESS_FILE (Heartbeat::arrived) as it reaches the rendezvous, so
+// the plugin's watchdog names the same missing ranks. Destroying the communicator of a
+// run of several ranks waits (up to `timeout`) until every rank has destroyed its own,
+// because rank 0 serves the store the others' add() still uses.
+std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options);
+
+// The world_size-1 communicator: add() on an in-process counter, collectives trivial.
+std::unique_ptr<Communicator> make_local_communicator();
+
+}  // namespace mgpr::runtime

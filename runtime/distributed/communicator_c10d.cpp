@@ -1,0 +1,347 @@
+// A run of several ranks: rendezvous over a c10d TCPStore served by rank 0, then Gloo
+// (or NCCL) collectives. The only file that includes c10d's headers, which compile
+// slowly; it keeps to calls that LibTorch 1.13 and PyTorch 2.x spell alike.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "distributed/collectives.hpp"
+#include "distributed/communicator.hpp"
+#include "mgpr/error.hpp"
+#include "mgpr/process.hpp"
+#include "distributed/heartbeat.hpp"
+#include "distributed/rendezvous_diagnoses.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr const char* kArrivedCount = "rendezvous/arrived";
+constexpr const char* kVerdict = "rendezvous/verdict";
+constexpr const char* kVerdictRead = "rendezvous/verdict_read";
+constexpr const char* kLeft = "rendezvous/left";
+constexpr std::string_view kVerdictOk = "ok";
+constexpr auto kPoll = milliseconds(20);
+// How long the others wait beyond `timeout` for rank 0's verdict: rank 0 started its own
+// clock before they could connect, so its verdict is due within `timeout` of their
+// connection; the margin covers the polling and a loaded machine.
+constexpr auto kVerdictMargin = std::chrono::seconds(10);
+// How long rank 0 keeps its store up after a failed rendezvous so the others read why.
+constexpr auto kVerdictLinger = std::chrono::seconds(2);
+
+std::string arrived_key(int rank) { return fmt::format("arrived/{}", rank); }
+
+// c10::Error's what() carries a C++ backtrace: not for a user's eyes.
+std::string cause_of(const std::exception& error) {
+  std::string text = error.what();
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) text = c10_error->what_without_backtrace();
+  // Trailing newline or full stop: the cause sits inside a sentence of ours.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.')) text.pop_back();
+  return text;
+}
+
+bool is_loopback(const std::string& address) {
+  return address == "localhost" || address.starts_with("127.") || address == "::1";
+}
+
+// The local address of the interface that routes to rank 0: the one the other nodes can
+// reach too, unlike the host name, which Debian maps to 127.0.1.1. A UDP connect sends
+// nothing; it only chooses the route.
+std::optional<std::string> local_address_towards(const std::string& master_addr, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(master_addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return std::nullopt;
+  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(found, &::freeaddrinfo);
+  const int fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> out;
+  sockaddr_storage local{};
+  socklen_t length = sizeof(local);
+  if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = local.ss_family == AF_INET6
+                          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&local)->sin6_addr)
+                          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&local)->sin_addr);
+    if (::inet_ntop(local.ss_family, raw, text, sizeof(text)) != nullptr) out = text;
+  }
+  ::close(fd);
+  return out;
+}
+
+std::shared_ptr<::gloo::transport::Device> gloo_device(const RankEnvironment& ranks) {
+  using Gloo = ::c10d::ProcessGroupGloo;
+  // The variable torch.distributed honours, for nodes with several networks.
+  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface != nullptr && *interface != '\0') {
+    std::string first(interface);
+    first = first.substr(0, first.find(','));
+    return Gloo::createDeviceForInterface(first);
+  }
+  if (is_loopback(ranks.master_addr)) return Gloo::createDeviceForHostname("127.0.0.1");
+  if (const auto address = local_address_towards(ranks.master_addr, ranks.master_port)) {
+    return Gloo::createDeviceForHostname(*address);
+  }
+  return Gloo::createDefaultDevice();
+}
+
+// Store access from the main thread and the reader threads (dynamic sharding's add): a
+// TCPStore client is one socket, so one request at a time.
+class SharedStore final : public KeyValueStore {
+ public:
+  explicit SharedStore(c10::intrusive_ptr<c10d::Store> store) : store_(std::move(store)) {}
+
+  void set(const std::string& key, const std::string& value) override {
+    const std::lock_guard lock(mutex_);
+    store_->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
+  }
+  std::string get(const std::string& key) override {
+    const std::lock_guard lock(mutex_);
+    const auto bytes = store_->get(key);
+    return {bytes.begin(), bytes.end()};
+  }
+  std::int64_t add(const std::string& key, std::int64_t delta) {
+    const std::lock_guard lock(mutex_);
+    return store_->add(key, delta);
+  }
+  bool check(const std::string& key) {
+    const std::lock_guard lock(mutex_);
+    return store_->check({key});
+  }
+  void wait(const std::string& key, milliseconds timeout) {
+    const std::lock_guard lock(mutex_);
+    store_->wait({key}, timeout);
+  }
+  [[nodiscard]] const c10::intrusive_ptr<c10d::Store>& raw() const { return store_; }
+
+ private:
+  std::mutex mutex_;
+  c10::intrusive_ptr<c10d::Store> store_;
+};
+
+class GlooCollectives final : public Collectives {
+ public:
+  GlooCollectives(const c10::intrusive_ptr<c10d::Store>& store, const RankEnvironment& ranks, milliseconds timeout) {
+    auto options = ::c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(gloo_device(ranks));
+    // Gloo's keys under a prefix of their own, apart from the rendezvous and the counters.
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo", store);
+    group_ = c10::make_intrusive<::c10d::ProcessGroupGloo>(prefixed, ranks.rank, ranks.world_size, options);
+    world_size_ = ranks.world_size;
+  }
+
+  void barrier() override { group_->barrier()->wait(); }
+
+  // Gloo's allgather wants equal sizes: gather the lengths, then bytes padded to the
+  // longest (at least one byte: Gloo refuses empty buffers).
+  std::vector<std::string> all_gather(const std::string& bytes) override {
+    std::vector<at::Tensor> length_in{at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong)};
+    std::vector<std::vector<at::Tensor>> length_out(1);
+    for (int r = 0; r < world_size_; ++r) length_out[0].push_back(at::empty({1}, at::kLong));
+    group_->allgather(length_out, length_in)->wait();
+
+    std::vector<std::int64_t> lengths;
+    for (const auto& t : length_out[0]) lengths.push_back(t.item<std::int64_t>());
+    const std::int64_t padded = std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end()));
+
+    std::vector<at::Tensor> data_in{at::zeros({padded}, at::kByte)};
+    std::memcpy(data_in[0].data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
+    std::vector<std::vector<at::Tensor>> data_out(1);
+    for (int r = 0; r < world_size_; ++r) data_out[0].push_back(at::empty({padded}, at::kByte));
+    group_->allgather(data_out, data_in)->wait();
+
+    std::vector<std::string> out;
+    for (int r = 0; r < world_size_; ++r) {
+      const auto* begin = reinterpret_cast<const char*>(data_out[0][static_cast<std::size_t>(r)].data_ptr<std::uint8_t>());
+      out.emplace_back(begin, static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
+    }
+    return out;
+  }
+
+ private:
+  c10::intrusive_ptr<::c10d::ProcessGroupGloo> group_;
+  int world_size_ = 0;
+};
+
+class StoreCommunicator final : public Communicator {
+ public:
+  StoreCommunicator(int rank, int world_size, std::shared_ptr<SharedStore> store, std::chrono::seconds timeout)
+      : rank_(rank), world_size_(world_size), store_(std::move(store)), timeout_(timeout) {}
+
+  ~StoreCommunicator() override {
+    collectives_.reset();
+    try {
+      store_->add(kLeft, 1);
+      // Rank 0 serves the store: it stays until the others are done with it, unless it is
+      // itself failing (then the others see the store go and report it).
+      if (rank_ == 0 && std::uncaught_exceptions() == 0) {
+        const auto deadline = Clock::now() + timeout_;
+        while (store_->add(kLeft, 0) < world_size_ && Clock::now() < deadline) std::this_thread::sleep_for(kPoll);
+      }
+    } catch (const std::exception&) {
+      // Rank 0 already gone: nothing left to wait for.
+    }
+  }
+  StoreCommunicator(const StoreCommunicator&) = delete;
+  StoreCommunicator& operator=(const StoreCommunicator&) = delete;
+
+  void set_collectives(std::unique_ptr<Collectives> collectives) { collectives_ = std::move(collectives); }
+
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int world_size() const override { return world_size_; }
+  void barrier() override {
+    const std::lock_guard lock(collective_mutex_);
+    collectives_->barrier();
+  }
+  std::vector<std::string> all_gather(const std::string& bytes) override {
+    const std::lock_guard lock(collective_mutex_);
+    return collectives_->all_gather(bytes);
+  }
+  std::int64_t add(const std::string& key, std::int64_t delta) override { return store_->add(key, delta); }
+
+ private:
+  int rank_;
+  int world_size_;
+  std::shared_ptr<SharedStore> store_;
+  std::chrono::seconds timeout_;
+  std::mutex collective_mutex_;
+  std::unique_ptr<Collectives> collectives_;
+};
+
+std::shared_ptr<SharedStore> open_store(const RankEnvironment& ranks, const RendezvousOptions& options,
+                                        const std::string& address) {
+  c10d::TCPStoreOptions store_options;  // fields assigned one by one: 2.x added more
+  store_options.port = static_cast<std::uint16_t>(ranks.master_port);
+  store_options.isServer = ranks.rank == 0;
+  store_options.numWorkers = static_cast<std::size_t>(ranks.world_size);
+  store_options.waitWorkers = false;  // its wait gives up silently; ours names who is missing
+  store_options.timeout = options.timeout;
+  try {
+    return std::make_shared<SharedStore>(c10::make_intrusive<c10d::TCPStore>(ranks.master_addr, store_options));
+  } catch (const std::exception& error) {
+    if (ranks.rank == 0) {
+      throw UsageError(fmt::format(
+          "rendezvous failed: rank 0 could not serve the store at {} ({}). Another program or an earlier run may "
+          "hold port {}: choose another with srun --mgpr-port or MASTER_PORT, and check that MASTER_ADDR names "
+          "rank 0's own host",
+          address, cause_of(error), ranks.master_port));
+    }
+    throw UsageError(store_unreachable_message(ranks.rank, address, options.timeout, cause_of(error)));
+  }
+}
+
+void rank0_rendezvous(SharedStore& store, const RankEnvironment& ranks, const RendezvousOptions& options,
+                      const std::string& address, Clock::time_point started) {
+  const auto deadline = started + options.timeout;
+  while (store.add(kArrivedCount, 0) < ranks.world_size && Clock::now() < deadline) {
+    std::this_thread::sleep_for(kPoll);
+  }
+  std::vector<std::optional<std::string>> hosts(static_cast<std::size_t>(ranks.world_size));
+  std::int64_t arrived = 0;
+  for (int r = 0; r < ranks.world_size; ++r) {
+    if (store.check(arrived_key(r))) {
+      hosts[static_cast<std::size_t>(r)] = store.get(arrived_key(r));
+      ++arrived;
+    }
+  }
+  if (arrived == ranks.world_size) {  // also the rank that came between the count and the check
+    store.set(kVerdict, std::string(kVerdictOk));
+    return;
+  }
+  const std::string message = missing_ranks_message(hosts, address, options.timeout);
+  store.set(kVerdict, message);
+  const auto linger = Clock::now() + kVerdictLinger;
+  while (store.add(kVerdictRead, 0) < arrived - 1 && Clock::now() < linger) std::this_thread::sleep_for(kPoll);
+  throw UsageError(message);
+}
+
+void other_rank_rendezvous(SharedStore& store, const RankEnvironment& ranks, const RendezvousOptions& options,
+                           const std::string& address) {
+  const auto waited = options.timeout + kVerdictMargin;
+  std::string verdict;
+  try {
+    store.wait(kVerdict, waited);
+    verdict = store.get(kVerdict);
+    store.add(kVerdictRead, 1);
+  } catch (const std::exception& error) {
+    throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
+  }
+  if (verdict != kVerdictOk) throw UsageError(verdict);
+}
+
+std::unique_ptr<Collectives> make_collectives(SharedStore& store, const RankEnvironment& ranks,
+                                              const RendezvousOptions& options) {
+  if (options.use_gpu) {
+#ifdef MGPR_HAVE_NCCL
+    return make_nccl_collectives(store, ranks.rank, ranks.world_size, options.device_index);
+#else
+    if (ranks.rank == 0) {
+      std::cerr << "mgpr: this build has no NCCL backend (CUDA or NCCL were not found when it was configured): "
+                   "collectives go through Gloo on the CPU; results are the same\n";
+    }
+#endif
+  }
+  try {
+    return std::make_unique<GlooCollectives>(store.raw(), ranks, options.collective_timeout);
+  } catch (const std::exception& error) {
+    throw UsageError(fmt::format(
+        "rank {}: the Gloo process group could not connect to the other ranks ({}). The ranks reached the store "
+        "but not each other: the address Gloo picked on some host is not reachable from the others. Set "
+        "GLOO_SOCKET_IFNAME to the network interface that connects the nodes (e.g. ib0 or eth0)",
+        ranks.rank, cause_of(error)));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options) {
+  const auto started = Clock::now();
+  if (ranks.world_size <= 1) {
+    Heartbeat::from_environment().arrived();
+    return make_local_communicator();
+  }
+  if (ranks.master_addr.empty() || ranks.master_port <= 0 || ranks.master_port > 65535) {
+    throw UsageError(fmt::format(
+        "rank {} of {}: MASTER_ADDR and MASTER_PORT must name rank 0's host and a free port (MASTER_ADDR='{}', "
+        "MASTER_PORT={}). Launch with srun --mgpr, which sets both, or export them on every rank",
+        ranks.rank, ranks.world_size, ranks.master_addr, ranks.master_port));
+  }
+  if (options.timeout.count() <= 0) {
+    throw UsageError("rendezvous_timeout must be at least 1 second");
+  }
+  const std::string address = fmt::format("{}:{}", ranks.master_addr, ranks.master_port);
+  auto store = open_store(ranks, options, address);
+  store->set(arrived_key(ranks.rank), host_name("unknown-host"));
+  store->add(kArrivedCount, 1);
+  // Reported on arrival, not on success, so the watchdog too names only the absent ranks.
+  Heartbeat::from_environment().arrived();
+
+  if (ranks.rank == 0) {
+    rank0_rendezvous(*store, ranks, options, address, started);
+  } else {
+    other_rank_rendezvous(*store, ranks, options, address);
+  }
+  auto communicator = std::make_unique<StoreCommunicator>(ranks.rank, ranks.world_size, store, options.timeout);
+  communicator->set_collectives(make_collectives(*store, ranks, options));
+  return communicator;
+}
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,66 @@
+#include "distributed/rendezvous_diagnoses.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace mgpr::runtime {
+
+std::string format_rank_list(const std::vector<int>& sorted_ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < sorted_ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < sorted_ranks.size() && sorted_ranks[j + 1] == sorted_ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? fmt::format("{}", sorted_ranks[i]) : fmt::format("{}-{}", sorted_ranks[i], sorted_ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string missing_ranks_message(const std::vector<std::optional<std::string>>& hosts_by_rank,
+                                  const std::string& store_address, std::chrono::seconds timeout) {
+  std::vector<int> missing;
+  std::map<std::string, std::vector<int>> arrived_by_host;  // sorted, so the message is stable
+  for (std::size_t r = 0; r < hosts_by_rank.size(); ++r) {
+    if (hosts_by_rank[r]) {
+      arrived_by_host[*hosts_by_rank[r]].push_back(static_cast<int>(r));
+    } else {
+      missing.push_back(static_cast<int>(r));
+    }
+  }
+  std::string arrived;
+  for (const auto& [host, ranks] : arrived_by_host) {
+    if (!arrived.empty()) arrived += "; ";
+    arrived += fmt::format("{} {} on {}", ranks.size() == 1 ? "rank" : "ranks", format_rank_list(ranks), host);
+  }
+  const std::size_t world = hosts_by_rank.size();
+  const bool one = missing.size() == 1;
+  return fmt::format(
+      "rendezvous failed: {} {} of {} never reached rank 0's store at {} within {} s (arrived: {}). Likely cause: "
+      "{} failed or hung before rendezvous, or {} started with another MASTER_ADDR, MASTER_PORT or WORLD_SIZE; "
+      "see {} log. Start all {} ranks (srun --mgpr starts one per GPU), or raise rendezvous_timeout if they start "
+      "late",
+      one ? "rank" : "ranks", format_rank_list(missing), world, store_address, timeout.count(),
+      arrived.empty() ? "none" : arrived, one ? "it" : "they", one ? "it was" : "they were", one ? "its" : "their",
+      world);
+}
+
+std::string store_unreachable_message(int rank, const std::string& store_address, std::chrono::seconds timeout,
+                                      const std::string& cause) {
+  return fmt::format(
+      "rendezvous failed: rank {} could not reach rank 0 / the store at {} within {} s ({}). Check that rank 0 "
+      "started and is still running (see its log), that MASTER_ADDR names rank 0's host and MASTER_PORT is the "
+      "same on every rank, or raise rendezvous_timeout if rank 0 starts late",
+      rank, store_address, timeout.count(), cause);
+}
+
+std::string store_lost_message(int rank, const std::string& store_address, std::chrono::seconds waited,
+                               const std::string& cause) {
+  return fmt::format(
+      "rendezvous failed: rank {} reached rank 0's store at {} but got no verdict from rank 0 within {} s ({}). "
+      "Rank 0 likely failed or was stopped: see its log",
+      rank, store_address, waited.count(), cause);
+}
+
+}  // namespace mgpr::runtime

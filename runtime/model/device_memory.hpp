@@ -1,0 +1,29 @@
+#pragma once
+// What a rank reads off its device: the memory it uses (from the CUDA caching allocator
+// on a GPU, the process's resident set on CPU), the GPU's name and compute capability.
+// The one place that includes LibTorch's CUDA headers besides the stream code.
+#include <cstdint>
+#include <string>
+
+#include "model/model.hpp"
+
+namespace mgpr::runtime {
+
+struct MemorySample {
+  // The tensors' bytes (the caching allocator's "allocated" on a GPU, as multigpu_raster
+  // and torch.cuda.memory_allocated report them; the resident set on CPU).
+  std::int64_t current_bytes = 0;
+  std::int64_t peak_bytes = 0;
+  std::int64_t total_bytes = 0;  // the GPU's memory; 0 on CPU
+  // What the card has in use, all processes and the CUDA context included: the figure
+  // nvidia-smi shows (allocated plus the allocator's cache plus the context); 0 on CPU.
+  std::int64_t device_used_bytes = 0;
+};
+
+MemorySample sample_memory(const DeviceChoice& device);
+// The GPU's marketing name ("NVIDIA H200"); empty on CPU.
+std::string device_product_name(const DeviceChoice& device);
+// The GPU's compute capability as major * 10 + minor (90 for an H100/H200); 0 on CPU.
+int compute_capability(const DeviceChoice& device);
+
+}  // namespace mgpr::runtime

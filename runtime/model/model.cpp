@@ -1,0 +1,191 @@
+#include "model/model.hpp"
+
+#include <ATen/Context.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/autocast_scope.hpp"
+#include "model/builtin_model.hpp"
+#include "model/device_memory.hpp"
+#include "mgpr/error.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+// LibTorch's messages carry a C++ backtrace after the first line, and the TorchScript
+// interpreter's a script traceback before the line that matters ("RuntimeError: ...").
+std::string first_line(const std::string& text) {
+  std::string_view essential = text;
+  for (const std::string_view marker : {"RuntimeError: ", "Error: "}) {
+    if (const auto at = essential.rfind(marker); at != std::string_view::npos) {
+      essential = essential.substr(at + marker.size());
+      break;
+    }
+  }
+  return std::string(essential.substr(0, essential.find('\n')));
+}
+
+// Native bf16 arithmetic on x86 CPUs; without it LibTorch emulates bf16, measured 25x
+// slower than fp32 on such a CPU.
+bool cpu_has_native_bf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("flags")) {
+      return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+torch::ScalarType precision_dtype(const std::string& precision) {
+  if (precision == "fp16") return torch::kHalf;
+  if (precision == "bf16") return torch::kBFloat16;
+  return torch::kFloat;
+}
+
+// Custom operators (torchvision::nms, ...) register themselves when their library is
+// loaded; a scripted model that calls them cannot be loaded before. RTLD_GLOBAL so the
+// libraries' own symbols resolve each other. Never unloaded: the operators stay registered.
+void load_operator_libraries(const std::vector<std::string>& libraries) {
+  for (const auto& library : libraries) {
+    if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* reason = ::dlerror();
+      throw UsageError(fmt::format("model_libraries: cannot load '{}': {}; give the full path of a shared library "
+                                   "built for this LibTorch (e.g. torchvision's _C.so)",
+                                   library, reason != nullptr ? reason : "unknown error"));
+    }
+  }
+}
+
+torch::jit::Module load_script(const std::string& spec, int channels) {
+  if (is_builtin_model(spec)) return make_builtin_model(spec, channels);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(spec, error)) {
+    throw UsageError(fmt::format("model '{}' does not exist or is not a file; give a TorchScript file "
+                                 "(torch.jit.script(model).save(path)) or model=builtin:resnet50",
+                                 spec));
+  }
+  try {
+    return torch::jit::load(spec, torch::kCPU);
+  } catch (const c10::Error& failure) {
+    throw UsageError(fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with "
+                                 "torch.jit.script(model).save(path) (not torch.save, and not a frozen module)",
+                                 spec, first_line(failure.what_without_backtrace())));
+  }
+}
+
+// Convolution weights in NHWC: cuDNN's tensor-core kernels read that layout natively, and
+// NCHW weights would make it transpose on every call. Other parameters keep their layout.
+void weights_to_channels_last(torch::jit::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto parameter : module.parameters()) {
+    if (parameter.dim() == 4) parameter.set_data(parameter.contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+}  // namespace
+
+DeviceChoice choose_device(const RunConfig& config, int local_rank) {
+  const bool has_cuda = torch::cuda::is_available();
+  if (config.accelerator == "gpu" && !has_cuda) {
+    throw UsageError("accelerator=gpu but no GPU is visible to this rank (check the job's --gpus and "
+                     "CUDA_VISIBLE_DEVICES), or run on CPU with accelerator=cpu");
+  }
+  DeviceChoice choice;
+  if (has_cuda && config.accelerator != "cpu") {
+    const auto visible = static_cast<int>(torch::cuda::device_count());
+    choice.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % visible));
+    choice.is_cuda = true;
+    choice.name = fmt::format("cuda:{}", choice.device.index());
+  } else {
+    choice.name = "cpu";
+  }
+  return choice;
+}
+
+TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int channels)
+    : device_(device.device), dtype_(precision_dtype(config.precision)) {
+  if (device.is_cuda && dtype_ != torch::kFloat) {
+    // bf16 needs Ampere (8.0) or newer; fp16 tensor cores exist since Volta (7.0).
+    const int needed = dtype_ == torch::kBFloat16 ? 80 : 70;
+    const int capability = compute_capability(device);
+    if (capability < needed && !config.force_precision) {
+      throw UsageError(fmt::format("precision={} on {} (compute capability {}.{}) is emulated or unsupported: it "
+                                   "needs {}.{} or newer; use precision=fp32{}, or force_precision=true to run it "
+                                   "anyway",
+                                   config.precision, device_product_name(device), capability / 10, capability % 10,
+                                   needed / 10, needed % 10, dtype_ == torch::kBFloat16 ? " or fp16" : ""));
+    }
+    autocast_ = true;
+  }
+  if (!device.is_cuda && dtype_ != torch::kFloat) {
+    const bool slow = dtype_ == torch::kHalf || !cpu_has_native_bf16();
+    if (slow && !config.force_precision) {
+      throw UsageError(fmt::format("precision={} on this CPU is emulated and many times slower than fp32 "
+                                   "(no native {} support); use precision=fp32, or force_precision=true to run "
+                                   "it anyway",
+                                   config.precision, config.precision));
+    }
+    if (slow) warnings_.push_back(fmt::format("precision={} forced on a CPU that emulates it: expect it slow",
+                                              config.precision));
+  }
+
+  load_operator_libraries(config.model_libraries);
+  module_ = load_script(config.model, channels);
+  module_.eval();
+  module_.to(device_);
+  // On a GPU the weights stay fp32 and autocast picks each operator's precision; on CPU
+  // (reduced precision only where native or forced) the model is cast as a whole.
+  if (dtype_ != torch::kFloat && !autocast_) module_.to(dtype_);
+  if (device.is_cuda) {
+    // Off by default: every batch has the tile shape, but on an H100 cuDNN's search
+    // gained nothing for ResNet-50 and its trial workspaces took the peak allocation
+    // from 3.5 to 18 GiB (docs/benchmarks.md). A process-wide switch: a rank runs one model.
+    at::globalContext().setBenchmarkCuDNN(config.cudnn_benchmark);
+    channels_last_ = config.channels_last;
+    if (channels_last_) weights_to_channels_last(module_);
+  }
+  bool optimized = false;
+  if (!device.is_cuda && dtype_ == torch::kFloat) {
+    // Folds and fuses for CPU inference (ResNet-50 at 512 px: 2.21 -> 2.93 tiles/s here).
+    // Some scripted models (custom operators, data-dependent control flow) refuse; they
+    // still run unoptimised.
+    try {
+      module_ = torch::jit::optimize_for_inference(module_);
+      optimized = true;
+    } catch (const c10::Error& failure) {
+      warnings_.push_back(fmt::format("model '{}' runs without optimize_for_inference: {}", config.model,
+                                      first_line(failure.what_without_backtrace())));
+    }
+  }
+  description_ = fmt::format("{} on {} in {}{}{}{}", config.model, device.name, config.precision,
+                             autocast_ ? " (autocast)" : "", channels_last_ ? ", channels-last" : "",
+                             optimized ? ", optimised for inference" : "");
+
+  // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
+  try {
+    dummy_output_ = forward(torch::zeros({1, channels, config.tile_size, config.tile_size}));
+  } catch (const std::exception& failure) {
+    throw UsageError(fmt::format("model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, "
+                                 "width): {}; check tile_size and bands against the input the model expects",
+                                 config.model, channels, config.tile_size, config.tile_size,
+                                 first_line(failure.what())));
+  }
+}
+
+torch::IValue TileModel::forward(const torch::Tensor& batch) {
+  c10::InferenceMode inference;
+  auto input = batch.to(device_, input_dtype(), /*non_blocking=*/true);
+  if (channels_last_) input = input.contiguous(at::MemoryFormat::ChannelsLast);
+  if (!autocast_) return module_.forward({std::move(input)});
+  const AutocastScope mixed_precision(device_.type(), dtype_);
+  return module_.forward({std::move(input)});
+}
+
+}  // namespace mgpr::runtime

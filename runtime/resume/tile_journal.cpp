@@ -1,0 +1,156 @@
+#include "resume/tile_journal.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace mgpr::runtime {
+namespace {
+
+constexpr std::string_view kJournalFolder = ".mgpr-journal";
+
+// FNV-1a: stable across builds and machines, unlike std::hash.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// A file's identity for the fingerprint: a rewritten raster or model is another input.
+std::string file_identity(const std::string& path) {
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(path, error);
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) return path;
+  const auto written = std::filesystem::last_write_time(path, error);
+  return fmt::format("{} {} {}", absolute.string(), size, written.time_since_epoch().count());
+}
+
+}  // namespace
+
+std::filesystem::path journal_dir(const RunConfig& c) {
+  std::string text = fmt::format("task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
+                                 "score={} probability={} fake={} count={}\nmodel={}\n",
+                                 c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale,
+                                 fmt::join(c.mean, ","), fmt::join(c.std, ","), c.precision, c.score_threshold,
+                                 c.segment_probability, c.use_fake_data, c.dummy_dataset_count,
+                                 file_identity(c.model));
+  for (const auto& library : c.model_libraries) text += "library=" + file_identity(library) + "\n";
+  for (const auto& raster : c.image_path) text += "raster=" + file_identity(raster) + "\n";
+  return std::filesystem::path(c.output_dir) / kJournalFolder / fmt::format("{:016x}", fnv1a(text));
+}
+
+TileJournal::TileJournal(const std::filesystem::path& dir, int rank)
+    : file_(dir / fmt::format("rank-{}.tiles", rank)) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error(fmt::format("cannot open the resume journal '{}': {}; check that output_dir is "
+                                         "writable",
+                                         file_.string(), std::strerror(errno)));
+  }
+}
+
+TileJournal::~TileJournal() {
+  if (fd_ < 0) return;
+  try {
+    flush();
+  } catch (const std::exception&) {
+    // Losing the last entries only means those tiles are processed again.
+  }
+  ::fdatasync(fd_);
+  ::close(fd_);
+}
+
+void TileJournal::append(const TileId& id, std::string_view payload) {
+  pending_ += format_result_line(id, payload);
+}
+
+void TileJournal::flush() {
+  std::string_view rest = pending_;
+  while (!rest.empty()) {
+    const auto written = ::write(fd_, rest.data(), rest.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(fmt::format("writing the resume journal '{}' failed: {}", file_.string(),
+                                           std::strerror(errno)));
+    }
+    rest.remove_prefix(static_cast<std::size_t>(written));
+  }
+  pending_.clear();
+  // write() alone survives a killed process; the sync guards against a lost node. At
+  // most once a second, as a sync per batch is slow on shared filesystems (Lustre, NFS).
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_sync_ >= std::chrono::seconds(1)) {
+    ::fdatasync(fd_);
+    last_sync_ = now;
+  }
+}
+
+std::string format_result_line(const TileId& id, std::string_view payload) {
+  return fmt::format("{} {} {}\t{}\n", id.image, id.row, id.column, payload);
+}
+
+void parse_result_lines(std::string_view text, TileResults& into) {
+  std::size_t begin = 0;
+  // A last line without its newline was cut by a kill: ignored.
+  for (auto end = text.find('\n'); end != std::string_view::npos; begin = end + 1, end = text.find('\n', begin)) {
+    const auto line = text.substr(begin, end - begin);
+    const auto tab = line.find('\t');
+    if (tab == std::string_view::npos) continue;
+    std::istringstream head{std::string(line.substr(0, tab))};
+    TileId id;
+    // The first result of a tile wins; a later duplicate (never written by mgpr) is ignored.
+    if (head >> id.image >> id.row >> id.column) into.emplace(id, std::string(line.substr(tab + 1)));
+  }
+}
+
+std::string remove_journals(const std::filesystem::path& dir) {
+  DIR* const folder = ::opendir(dir.c_str());
+  if (folder == nullptr) {
+    return errno == ENOENT ? std::string() : fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  }
+  std::string failures;
+  const int folder_fd = ::dirfd(folder);
+  while (const dirent* entry = ::readdir(folder)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    // unlinkat removes a symbolic link itself, never what it points to.
+    if (::unlinkat(folder_fd, entry->d_name, 0) != 0) {
+      failures += fmt::format("{}/{}: {}; ", dir.string(), name, std::strerror(errno));
+    }
+  }
+  ::closedir(folder);
+  if (::rmdir(dir.c_str()) != 0) failures += fmt::format("{}: {}", dir.string(), std::strerror(errno));
+  // Other runs' journals may still be in the parent: then it stays.
+  if (failures.empty()) ::rmdir(dir.parent_path().c_str());
+  return failures;
+}
+
+TileResults read_journals(const std::filesystem::path& dir) {
+  TileResults results;
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return results;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().extension() != ".tiles") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    parse_result_lines(content, results);
+  }
+  return results;
+}
+
+}  // namespace mgpr::runtime

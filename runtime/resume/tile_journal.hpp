@@ -1,0 +1,63 @@
+#pragma once
+// Resume after requeue or interruption: each rank appends one line per finished tile
+// (its id and its result, encoded by the task) to a journal of its own, written out
+// after every batch. A later run of the same job on the same output reads every rank's
+// journal, skips those tiles and still writes complete outputs. A line cut short by a
+// kill is ignored: that tile is simply processed again.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "mgpr/config.hpp"
+#include "geometry/tiler.hpp"
+
+namespace mgpr::runtime {
+
+// Finished tiles and their encoded results (payloads never contain a newline).
+using TileResults = std::map<TileId, std::string>;
+
+// Where a run's journals live: <output_dir>/.mgpr-journal/<fingerprint>, the fingerprint
+// covering everything that changes a tile's result (inputs and their sizes and times,
+// model file, task, tiling, bands, scaling, precision, score threshold). A run with other
+// settings on the same output_dir therefore never reuses these results.
+std::filesystem::path journal_dir(const RunConfig& config);
+
+class TileJournal {
+ public:
+  // Opens <dir>/rank-<rank>.tiles for appending, creating folders as needed. Throws
+  // std::runtime_error naming the file.
+  TileJournal(const std::filesystem::path& dir, int rank);
+  ~TileJournal();
+  TileJournal(const TileJournal&) = delete;
+  TileJournal& operator=(const TileJournal&) = delete;
+
+  void append(const TileId& id, std::string_view payload);
+  // Hands what was appended to the kernel, so it survives this process being killed;
+  // syncs it to disk (fdatasync) at most once a second, and on destruction.
+  void flush();
+
+ private:
+  int fd_ = -1;
+  std::filesystem::path file_;
+  std::string pending_;
+  std::chrono::steady_clock::time_point last_sync_{};
+};
+
+// The journal's line format, also how results travel between ranks: "<image> <row>
+// <column>\t<payload>\n". Parsing keeps only complete, well-formed lines.
+std::string format_result_line(const TileId& id, std::string_view payload);
+void parse_result_lines(std::string_view text, TileResults& into);
+
+// Every complete line of every rank's journal in `dir` (none when it does not exist).
+TileResults read_journals(const std::filesystem::path& dir);
+
+// Deletes `dir` (one run's journals: plain files, no subfolders) and its parent
+// .mgpr-journal when no other run's journals are left there. Returns what could not be
+// removed, empty when all went (or nothing was there). POSIX calls rather than
+// std::filesystem::remove_all, which crashed (a call through a null pointer) in the
+// build against PyTorch 2.11's wheel on the GPU machine.
+std::string remove_journals(const std::filesystem::path& dir);
+
+}  // namespace mgpr::runtime

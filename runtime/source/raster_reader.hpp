@@ -1,0 +1,57 @@
+#pragma once
+// Internal to the GDAL source: how each raster is read, decided once at start-up and
+// then shared read-only by every reader thread, and the per-thread reader itself.
+#include <gdal_priv.h>
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "source/tile_source.hpp"
+
+namespace mgpr::runtime {
+
+// value = raw * gain + offset, i.e. (raw * scale - mean) / std folded once.
+struct BandConversion {
+  float gain = 1.0F;
+  float offset = 0.0F;
+  std::optional<double> nodata;
+};
+
+struct RasterReadPlan {
+  std::string path;
+  int width = 0;
+  int height = 0;
+  std::vector<int> band_map;  // 1-based, as RasterIO takes them
+  // Native for Byte/UInt16/Int16/Float32, Float64 for the other real types (exact for
+  // 32-bit integers, which float32 is not).
+  GDALDataType buffer_type = GDT_Byte;
+  std::vector<BandConversion> bands;  // one per entry of band_map
+  // A pixel can be invalid (a nodata value, or NaN in a floating-point raster), so the
+  // valid mask must be computed; otherwise it stays empty (all valid) unless padded.
+  bool may_have_invalid_pixels = false;
+};
+
+// GDALOpenEx read-only with verbose errors, without the shared-handle cache, so every
+// caller gets a handle of its own. nullptr on failure, reason in CPLGetLastErrorMsg().
+GDALDatasetUniquePtr open_raster_dataset(const std::string& path);
+
+// Reads tiles of the planned rasters. Opens its own handle per raster on first use:
+// GDAL handles must not be shared between threads. The plans must outlive the reader.
+class RasterReader final : public TileReader {
+ public:
+  RasterReader(std::span<const RasterReadPlan> plans, int tile_size);
+  void read(const Tile& tile, TileData& out) override;
+
+ private:
+  GDALDataset& dataset(int image);
+
+  std::span<const RasterReadPlan> plans_;
+  int tile_size_;
+  std::vector<GDALDatasetUniquePtr> datasets_;
+  std::vector<std::byte> window_;  // native-type pixels of the last window, reused
+};
+
+}  // namespace mgpr::runtime

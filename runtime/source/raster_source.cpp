@@ -1,0 +1,276 @@
+#include "source/raster_source.hpp"
+
+#include <cpl_conv.h>
+#include <cpl_error.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ogr_spatialref.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <filesystem>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "gdal/gdal_errors.hpp"
+#include "mgpr/error.hpp"
+#include "source/raster_reader.hpp"
+#include "source/source_limits.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+std::string plural(std::size_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+// GDAL also opens "/vsicurl/...", "NETCDF:file:var" and the like; only plain paths can
+// be told missing by looking at the file system.
+bool is_plain_path(const std::string& path) {
+  return !path.starts_with("/vsi") && path.find(':') == std::string::npos;
+}
+
+GDALDatasetUniquePtr open_or_explain(const std::string& path) {
+  CPLErrorReset();
+  auto dataset = open_raster_dataset(path);
+  if (dataset) return dataset;
+  std::error_code error;
+  if (is_plain_path(path) && !std::filesystem::exists(path, error)) {
+    throw UsageError(fmt::format("raster '{}' does not exist; check the path (relative paths start from {}), or "
+                                 "pass use_fake_data=true for a fake-data environment check",
+                                 path, std::filesystem::current_path(error).string()));
+  }
+  const std::string reason = gdal_last_error("GDAL recognises no raster format in it");
+  throw UsageError(fmt::format("raster '{}' cannot be opened as a raster: {}; check that it is a complete GeoTIFF "
+                               "or another format GDAL reads (`gdalinfo {}` shows what GDAL sees), and copy it "
+                               "again if it was cut short",
+                               path, reason, path));
+}
+
+std::vector<int> select_bands(const RunConfig& config, const std::string& path, int band_count) {
+  std::vector<int> defaults(static_cast<std::size_t>(std::min(3, band_count)));
+  for (std::size_t i = 0; i < defaults.size(); ++i) defaults[i] = static_cast<int>(i) + 1;
+  if (config.bands.empty()) return defaults;
+  for (const int band : config.bands) {
+    if (band < 1 || band > band_count) {
+      throw UsageError(fmt::format("raster '{}' has {}, but bands={} asks for band {}; choose band numbers from 1 "
+                                   "to {} (e.g. bands={})",
+                                   path, plural(static_cast<std::size_t>(band_count), "band"),
+                                   fmt::join(config.bands, ","), band, band_count, fmt::join(defaults, ",")));
+    }
+  }
+  return config.bands;
+}
+
+struct BufferChoice {
+  GDALDataType buffer_type;
+  double default_scale;  // what scale=0 means for this data type
+};
+
+std::optional<BufferChoice> choose_buffer(GDALDataType type) {
+  switch (type) {
+    case GDT_Byte:
+      return BufferChoice{GDT_Byte, 1.0 / 255.0};
+    case GDT_UInt16:
+      return BufferChoice{GDT_UInt16, 1.0 / 65535.0};
+    case GDT_Int16:
+      return BufferChoice{GDT_Int16, 1.0 / 32767.0};
+    case GDT_Float32:
+      return BufferChoice{GDT_Float32, 1.0};
+    default:
+      if (type == GDT_Unknown || GDALDataTypeIsComplex(type) != 0) return std::nullopt;
+      return BufferChoice{GDT_Float64, 1.0};
+  }
+}
+
+// One value per selected band from a key given empty (fallback), once, or per band.
+std::vector<double> per_band(const std::vector<double>& values, double fallback, std::string_view key,
+                             const std::string& path, const std::vector<int>& bands) {
+  if (values.empty()) return std::vector<double>(bands.size(), fallback);
+  if (values.size() == 1) return std::vector<double>(bands.size(), values.front());
+  if (values.size() == bands.size()) return values;
+  throw UsageError(fmt::format("{} has {} values but {} selected from raster '{}' (bands={}); give one value for "
+                               "all bands or one per selected band",
+                               key, values.size(), bands.size() == 1 ? "1 band is" : fmt::format("{} bands are", bands.size()),
+                               path, fmt::join(bands, ",")));
+}
+
+struct OpenedRaster {
+  RasterDescription description;
+  RasterReadPlan plan;
+};
+
+// A GeoTIFF cut short still opens (its directory comes first); reading the last pixel
+// of every selected band reads the blocks usually written last, so most truncated
+// copies fail here, by name, rather than in a reader thread mid-run.
+void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description) {
+  std::vector<double> corner(description.bands.size());
+  CPLErrorReset();
+  if (dataset.RasterIO(GF_Read, description.width - 1, description.height - 1, 1, 1, corner.data(), 1, 1,
+                       GDT_Float64, static_cast<int>(corner.size()), const_cast<int*>(description.bands.data()), 0,
+                       0, 0, nullptr) != CE_None) {
+    throw UsageError(fmt::format("raster '{}' cannot be read to its end: {}; the file is truncated or corrupt: copy "
+                                 "it again and check it with `gdalinfo -checksum {}`",
+                                 description.path, CPLGetLastErrorMsg(), description.path));
+  }
+}
+
+OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
+  // While opening at start-up GDAL's message goes into the UsageError, so it is not also
+  // printed on its own without the fix.
+  const GdalErrorScope quiet(GdalErrorScope::Warnings::kQuiet);
+  const auto dataset = open_or_explain(path);
+  OpenedRaster opened;
+  auto& description = opened.description;
+  description.path = path;
+  description.width = dataset->GetRasterXSize();
+  description.height = dataset->GetRasterYSize();
+  description.band_count = dataset->GetRasterCount();
+  if (description.band_count < 1 || description.width < 1 || description.height < 1) {
+    throw UsageError(fmt::format("raster '{}' has no pixels to read ({}x{} pixels, {}); pass a raster with "
+                                 "image bands (`gdalinfo {}` lists them)",
+                                 path, description.width, description.height,
+                                 plural(static_cast<std::size_t>(description.band_count), "band"), path));
+  }
+  description.bands = select_bands(config, path, description.band_count);
+
+  const GDALDataType type = dataset->GetRasterBand(description.bands.front())->GetRasterDataType();
+  description.data_type = GDALGetDataTypeName(type);
+  for (const int band : description.bands) {
+    const GDALDataType other = dataset->GetRasterBand(band)->GetRasterDataType();
+    if (other != type) {
+      throw UsageError(fmt::format("raster '{}' mixes data types in the selected bands ({} in band {}, {} in band "
+                                   "{}); select bands of one type, or convert with gdal_translate -ot Float32",
+                                   path, description.data_type, description.bands.front(),
+                                   GDALGetDataTypeName(other), band));
+    }
+  }
+  const auto buffer = choose_buffer(type);
+  if (!buffer) {
+    throw UsageError(fmt::format("raster '{}' has data type {}, which mgpr cannot read; supported: Byte, UInt16, "
+                                 "Int16, Float32 and the other real types; convert with gdal_translate -ot Float32",
+                                 path, description.data_type));
+  }
+
+  const double scale = config.scale != 0.0 ? config.scale : buffer->default_scale;
+  const auto means = per_band(config.mean, 0.0, "mean", path, description.bands);
+  const auto stds = per_band(config.std, 1.0, "std", path, description.bands);
+  auto& plan = opened.plan;
+  plan.path = path;
+  plan.width = description.width;
+  plan.height = description.height;
+  plan.band_map = description.bands;
+  plan.buffer_type = buffer->buffer_type;
+  plan.may_have_invalid_pixels = type == GDT_Float32 || type == GDT_Float64;
+  for (std::size_t i = 0; i < description.bands.size(); ++i) {
+    if (!(stds[i] > 0.0)) {
+      throw UsageError(fmt::format("std={} for band {} of raster '{}' must be positive: it divides the pixels",
+                                   stds[i], description.bands[i], path));
+    }
+    BandConversion conversion{static_cast<float>(scale / stds[i]), static_cast<float>(-means[i] / stds[i]), {}};
+    int has_nodata = 0;
+    const double nodata = dataset->GetRasterBand(description.bands[i])->GetNoDataValue(&has_nodata);
+    if (has_nodata != 0) {
+      conversion.nodata = nodata;
+      plan.may_have_invalid_pixels = true;
+    }
+    plan.bands.push_back(conversion);
+  }
+  description.nodata = plan.bands.front().nodata;
+  probe_last_pixel(*dataset, description);
+
+  std::array<double, 6> geotransform{};
+  if (dataset->GetGeoTransform(geotransform.data()) == CE_None) {
+    try {
+      description.geotransform = GeoTransform(geotransform);
+    } catch (const std::invalid_argument& why) {
+      // Checked here, at start-up, not when the results are written hours later.
+      throw UsageError(fmt::format("raster '{}' has a geotransform that maps no pixel to a place ({}: {}); fix its "
+                                   "georeferencing (`gdalinfo {}` shows it, gdal_edit.py -a_ullr sets it) or "
+                                   "remove it",
+                                   description.path, why.what(), fmt::join(geotransform, ", "), description.path));
+    }
+  }
+  if (const auto* srs = dataset->GetSpatialRef(); srs != nullptr) {
+    char* wkt = nullptr;
+    if (srs->exportToWkt(&wkt) == OGRERR_NONE && wkt != nullptr) description.crs_wkt = wkt;
+    CPLFree(wkt);
+  }
+  return opened;
+}
+
+class RasterSource final : public TileSource {
+ public:
+  RasterSource(std::vector<RasterDescription> rasters, std::vector<RasterReadPlan> plans, std::vector<Tile> tiles,
+               int channels, int tile_size)
+      : rasters_(std::move(rasters)),
+        plans_(std::move(plans)),
+        tiles_(std::move(tiles)),
+        channels_(channels),
+        tile_size_(tile_size) {}
+
+  [[nodiscard]] const std::vector<Tile>& tiles() const override { return tiles_; }
+  [[nodiscard]] const std::vector<RasterDescription>& rasters() const override { return rasters_; }
+  [[nodiscard]] int channels() const override { return channels_; }
+  [[nodiscard]] int tile_size() const override { return tile_size_; }
+  [[nodiscard]] std::unique_ptr<TileReader> open_reader() const override {
+    return std::make_unique<RasterReader>(plans_, tile_size_);
+  }
+
+ private:
+  const std::vector<RasterDescription> rasters_;
+  const std::vector<RasterReadPlan> plans_;  // never resized: readers hold a span of it
+  const std::vector<Tile> tiles_;
+  const int channels_;
+  const int tile_size_;
+};
+
+}  // namespace
+
+void initialise_gdal() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    GDALAllRegister();
+    if (CPLGetConfigOption("GDAL_CACHEMAX", nullptr) == nullptr) GDALSetCacheMax64(kDefaultGdalCacheBytes);
+  });
+}
+
+std::unique_ptr<TileSource> make_raster_source(const RunConfig& config) {
+  initialise_gdal();
+  if (config.image_path.empty()) {
+    throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
+                     "fake-data environment check");
+  }
+  std::vector<RasterDescription> rasters;
+  std::vector<RasterReadPlan> plans;
+  for (const auto& path : config.image_path) {
+    auto opened = open_and_plan(path, config);
+    if (!rasters.empty() && opened.description.bands.size() != rasters.front().bands.size()) {
+      const auto& first = rasters.front();
+      throw UsageError(fmt::format("raster '{}' gives the model {} (bands={}) but '{}' gives {} (bands={}); one "
+                                   "run feeds one channel count: set bands=... to select as many bands in each, "
+                                   "or run the rasters separately",
+                                   path, plural(opened.description.bands.size(), "channel"),
+                                   fmt::join(opened.description.bands, ","), first.path,
+                                   first.bands.size(), fmt::join(first.bands, ",")));
+    }
+    rasters.push_back(std::move(opened.description));
+    plans.push_back(std::move(opened.plan));
+  }
+  const int channels = static_cast<int>(rasters.front().bands.size());
+  check_tiling(config, channels);
+
+  std::vector<Tile> tiles;
+  for (std::size_t image = 0; image < rasters.size(); ++image) {
+    const auto& raster = rasters[image];
+    const auto image_tiles =
+        tile_image(static_cast<int>(image), raster.width, raster.height, config.tile_size, config.overlap);
+    tiles.insert(tiles.end(), image_tiles.begin(), image_tiles.end());
+  }
+  return std::make_unique<RasterSource>(std::move(rasters), std::move(plans), std::move(tiles), channels,
+                                        config.tile_size);
+}
+
+}  // namespace mgpr::runtime

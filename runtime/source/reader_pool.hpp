@@ -1,0 +1,49 @@
+#pragma once
+// Reads tiles ahead of the model on `workers` threads into a bounded queue, so reading
+// hides behind compute and memory stays bounded (back-pressure when the model is slower).
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "source/tile_source.hpp"
+
+namespace mgpr::runtime {
+
+// Hands out the next tile this rank should process; nullopt once there is none. Called
+// from several reader threads at once: implementations are thread-safe.
+using TileFeed = std::function<std::optional<Tile>()>;
+
+struct ReaderStats {
+  std::int64_t tiles = 0;
+  double read_s = 0;        // summed over the reader threads
+  double consumer_wait_s = 0;  // time next() waited for a tile: I/O the model did not hide
+};
+
+class ReaderPool {
+ public:
+  // `queue_capacity` (>= 1) counts tiles being read as well as tiles ready, so at most
+  // that many TileData exist besides those the consumer holds, and a dynamic feed is
+  // not asked for a tile there is no room for yet; give at least `workers` to keep every
+  // worker busy. `source` must outlive the pool. Throws std::invalid_argument for
+  // workers < 1 or queue_capacity < 1.
+  ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity);
+  // Stops the threads and joins them, also when the consumer stopped early: it waits at
+  // most for the feed() or read() calls in progress.
+  ~ReaderPool();
+  ReaderPool(const ReaderPool&) = delete;
+  ReaderPool& operator=(const ReaderPool&) = delete;
+
+  // The next tile read, in no particular order; nullopt when the feed is exhausted and
+  // every read tile was taken. Rethrows the first exception a reader thread hit.
+  std::optional<TileData> next();
+  // Returns a consumed tile's buffers for reuse (optional; avoids reallocations).
+  void recycle(TileData&& used);
+  [[nodiscard]] ReaderStats stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,24 @@
+#include "source/tile_source.hpp"
+
+#include "source/fake_source.hpp"
+#include "mgpr/error.hpp"
+
+#ifdef MGPR_HAVE_GDAL
+#include "source/raster_source.hpp"
+#endif
+
+namespace mgpr::runtime {
+
+std::unique_ptr<TileSource> make_tile_source(const RunConfig& config) {
+  if (config.use_fake_data) return make_fake_source(config);
+#ifdef MGPR_HAVE_GDAL
+  return make_raster_source(config);
+#else
+  throw UsageError(
+      "this mgpr was built without GDAL (MGPR_WITH_GDAL=OFF) and reads fake data only, so it cannot read " +
+      (config.image_path.empty() ? std::string("rasters") : "'" + config.image_path.front() + "'") +
+      "; pass use_fake_data=true, or use a build with GDAL");
+#endif
+}
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,69 @@
+#pragma once
+// Where tiles come from: GDAL rasters or the original project's fake data. A source is
+// shared by the reader threads; each thread opens its own TileReader, because a GDAL
+// dataset handle must not be used by two threads at once.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mgpr/config.hpp"
+#include "geometry/georef.hpp"
+#include "geometry/tiler.hpp"
+
+namespace mgpr::runtime {
+
+// One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels
+// outside the image (a raster smaller than a tile) and nodata pixels are 0 after scaling.
+struct TileData {
+  Tile tile;
+  int channels = 0;
+  int height = 0;
+  int width = 0;
+  std::vector<float> pixels;       // channels * height * width, CHW
+  std::vector<std::uint8_t> valid;  // height * width, 1 where every band has data; empty: all valid
+  double read_s = 0;               // seconds spent reading and converting
+};
+
+// What the run knows about one input raster, for tiling and, later, georeferencing.
+struct RasterDescription {
+  std::string path;
+  int width = 0;
+  int height = 0;
+  int band_count = 0;
+  std::string data_type;           // GDAL's name: Byte, UInt16, Int16, Float32, ...
+  // The 1-based bands fed to the model: config.bands, else the first min(3, band_count).
+  std::vector<int> bands;
+  std::optional<double> nodata;    // of the first selected band
+  std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
+  std::string crs_wkt;             // empty when none
+};
+
+class TileReader {
+ public:
+  virtual ~TileReader() = default;
+  // Fills `out` (reusing its buffers) with `tile`; throws std::runtime_error naming the
+  // raster and the window when the read fails.
+  virtual void read(const Tile& tile, TileData& out) = 0;
+};
+
+class TileSource {
+ public:
+  virtual ~TileSource() = default;
+  // Every tile of the run, all rasters, in id order: the same on every rank.
+  [[nodiscard]] virtual const std::vector<Tile>& tiles() const = 0;
+  [[nodiscard]] virtual const std::vector<RasterDescription>& rasters() const = 0;  // empty for fake data
+  [[nodiscard]] virtual int channels() const = 0;
+  [[nodiscard]] virtual int tile_size() const = 0;
+  // Thread-safe; the reader it returns is for one thread.
+  [[nodiscard]] virtual std::unique_ptr<TileReader> open_reader() const = 0;
+};
+
+// The fake source when config.use_fake_data, else the rasters of config.image_path (all
+// opened and checked here, so a bad input is reported by name before any work; a build
+// without GDAL refuses rasters). Throws UsageError naming the input, what is wrong and
+// the fix. Readers it hands out refer to it: the source must outlive them.
+std::unique_ptr<TileSource> make_tile_source(const RunConfig& config);
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,114 @@
+// task=classify: [B, C] logits → a label, its softmax probability and its logit per
+// tile; written as a CSV and a GeoPackage of tile footprints per raster.
+#include <fmt/format.h>
+
+#include <map>
+#include <sstream>
+
+#include "geometry/georef.hpp"
+#include "mgpr/error.hpp"
+#include "mgpr/log_layout.hpp"
+#include "tasks/task_factories.hpp"
+#ifdef MGPR_HAVE_GDAL
+#include "writers/vector_layer.hpp"
+#endif
+
+namespace mgpr::runtime {
+namespace {
+
+struct TileClass {
+  std::int64_t label = 0;
+  double score = 0;
+  double logit = 0;
+};
+
+TileClass decode(const std::string& payload) {
+  TileClass result;
+  std::istringstream(payload) >> result.label >> result.score >> result.logit;
+  return result;
+}
+
+class ClassifyOutput final : public TaskOutput {
+ public:
+  explicit ClassifyOutput(const OutputPlan& plan) : plan_(plan) {}
+
+  void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
+    if (!output.isTensor() || output.toTensor().dim() != 2 || output.toTensor().size(0) != batch) {
+      throw UsageError(fmt::format(
+          "model '{}' returned {} for a batch of {} tiles; task=classify needs a [B, C] tensor of logits (one row "
+          "per tile); see docs/models.md",
+          plan_.config.model, describe_output(output), batch));
+    }
+  }
+
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+    const auto batch = static_cast<std::int64_t>(tiles.size());
+    check_output(output, batch, tiles.front().height);
+    const auto logits = output.toTensor().to(torch::kCPU, torch::kDouble);
+    const auto probabilities = torch::softmax(logits, 1);
+    const auto [best, labels] = logits.max(1);
+    std::vector<std::string> encoded;
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto label = labels[i].item<std::int64_t>();
+      encoded.push_back(
+          fmt::format("{} {:.9g} {:.9g}", label, probabilities[i][label].item<double>(), best[i].item<double>()));
+    }
+    return encoded;
+  }
+
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
+    std::map<TileId, PixelWindow> windows;
+    for (const auto& tile : plan_.tiles) windows[tile.id] = tile.window;
+    std::vector<std::filesystem::path> written;
+    for (std::size_t image = 0; image < plan_.prefixes.size(); ++image) {
+      const bool fake = plan_.rasters.empty();
+      const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters[image]);
+      const std::string raster_name = fake ? "fake" : plan_.rasters[image].path;
+      std::string csv = "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
+#ifdef MGPR_HAVE_GDAL
+      std::vector<PolygonFeature> features;
+#endif
+      for (const auto& [id, payload] : all) {
+        if (id.image != static_cast<int>(image)) continue;
+        const auto& w = windows.at(id);
+        const auto result = decode(payload);
+        const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
+        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}\n", csv_field(raster_name),
+                           id.image, id.row, id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label,
+                           result.score, result.logit);
+#ifdef MGPR_HAVE_GDAL
+        features.push_back({transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height),
+                            {std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score,
+                             result.logit}});
+#endif
+      }
+      const auto prefix = plan_.prefixes[image];
+      std::filesystem::create_directories(prefix.parent_path());
+      write_file_atomically(prefix.string() + "_tiles.csv", csv);
+      written.emplace_back(prefix.string() + "_tiles.csv");
+#ifdef MGPR_HAVE_GDAL
+      if (!fake) {
+        using Type = VectorField::Type;
+        const std::vector<VectorField> fields{{"tile_row", Type::kInteger}, {"tile_column", Type::kInteger},
+                                              {"label", Type::kInteger}, {"score", Type::kReal},
+                                              {"logit", Type::kReal}};
+        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields,
+                            features);
+        written.emplace_back(prefix.string() + "_tiles.gpkg");
+      }
+#endif
+    }
+    return written;
+  }
+
+ private:
+  OutputPlan plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan) {
+  return std::make_unique<ClassifyOutput>(plan);
+}
+
+}  // namespace mgpr::runtime

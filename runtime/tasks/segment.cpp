@@ -1,0 +1,164 @@
+// task=segment: [B, C, H, W] → a class per pixel. Each rank writes the core of every
+// tile it processed as a GeoTIFF piece (segment_layout.hpp's rule decides which tile
+// owns a pixel), and rank 0 ties the pieces into one VRT per raster.
+#include <fmt/format.h>
+
+#include "mgpr/error.hpp"
+#include "resume/stop_request.hpp"
+#include "tasks/task_factories.hpp"
+#ifdef MGPR_HAVE_GDAL
+#include "writers/quicklook.hpp"
+#include "geometry/segment_layout.hpp"
+#include "writers/segment_mosaic.hpp"
+#endif
+
+namespace mgpr::runtime {
+#ifdef MGPR_HAVE_GDAL
+namespace {
+
+class SegmentOutput final : public TaskOutput {
+ public:
+  explicit SegmentOutput(const OutputPlan& plan) : plan_(plan) {
+    // Once per raster, not per tile: pieces of one raster share its georeferencing.
+    for (const auto& raster : plan_.rasters) georefs_.push_back({raster_transform(raster), raster.crs_wkt});
+  }
+
+  void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const override {
+    if (!output.isTensor() || output.toTensor().dim() != 4 || output.toTensor().size(0) != batch ||
+        output.toTensor().size(2) != tile_size || output.toTensor().size(3) != tile_size) {
+      throw UsageError(fmt::format(
+          "model '{}' returned {} for a batch of {} tiles of {}x{} px; task=segment needs a [B, C, H, W] tensor of "
+          "class scores at the tile's own size (C = 1: one logit, class 1 where it is > 0); see docs/models.md",
+          plan_.config.model, describe_output(output), batch, tile_size, tile_size));
+    }
+    if (output.toTensor().size(1) > kNoClass) {
+      throw UsageError(fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
+                                   "most {} (value {} means no data)",
+                                   plan_.config.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
+    }
+  }
+
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+    const auto batch = static_cast<std::int64_t>(tiles.size());
+    check_output(output, batch, tiles.front().height);
+    const auto scores = output.toTensor().to(torch::kCPU, torch::kFloat);
+    torch::Tensor classes;
+    torch::Tensor probabilities;
+    if (scores.size(1) == 1) {
+      // One logit: class 1 where it is positive, its probability the sigmoid's side.
+      const auto logit = scores.select(1, 0);
+      classes = (logit > 0).to(torch::kLong);
+      const auto p = torch::sigmoid(logit);
+      probabilities = torch::where(logit > 0, p, 1 - p);
+    } else {
+      std::tie(probabilities, classes) = torch::softmax(scores, 1).max(1);
+    }
+    classes = classes.to(torch::kUInt8).contiguous();
+    probabilities = probabilities.contiguous();
+    std::vector<std::string> encoded;
+    for (std::int64_t i = 0; i < batch; ++i) {
+      write_pieces(tiles[static_cast<std::size_t>(i)], classes[i], probabilities[i]);
+      encoded.emplace_back("piece");
+    }
+    return encoded;
+  }
+
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
+    std::vector<std::filesystem::path> written;
+    for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
+      const auto& raster = plan_.rasters[image];
+      std::vector<MosaicPiece> classes;
+      std::vector<MosaicPiece> probabilities;
+      for (const auto& tile : plan_.tiles) {
+        if (tile.id.image != static_cast<int>(image)) continue;
+        if (!all.contains(tile.id)) throw std::logic_error("segment output asked for before every tile finished");
+        const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.config.overlap);
+        classes.push_back({existing_piece(class_piece(tile.id)), core});
+        if (plan_.config.segment_probability) probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
+      }
+      const auto prefix = plan_.prefixes[image].string();
+      const auto& georef = georefs_[image];
+      write_mosaic_vrt(prefix + "_segmentation.vrt", classes, raster.width, raster.height, georef, false);
+      written.emplace_back(prefix + "_segmentation.vrt");
+      if (plan_.config.segment_probability) {
+        write_mosaic_vrt(prefix + "_probability.vrt", probabilities, raster.width, raster.height, georef, true);
+        written.emplace_back(prefix + "_probability.vrt");
+      }
+      if (plan_.config.cog) {
+        write_cog(prefix + "_segmentation.vrt", prefix + "_segmentation.tif", [] { return stop_signal() != 0; });
+        written.emplace_back(prefix + "_segmentation.tif");
+      }
+      if (plan_.config.quicklook) {
+        write_mask_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.config.quicklook_size},
+                             prefix + "_segmentation.vrt");
+        written.emplace_back(prefix + "_quicklook.png");
+      }
+    }
+    return written;
+  }
+
+ private:
+  std::filesystem::path piece_path(const TileId& id, std::string_view kind) const {
+    const auto folder = plan_.prefixes.at(static_cast<std::size_t>(id.image)).string() + "_" + std::string(kind);
+    return std::filesystem::path(folder) / fmt::format("tile_r{}_c{}.tif", id.row, id.column);
+  }
+  std::filesystem::path class_piece(const TileId& id) const { return piece_path(id, "segmentation"); }
+  std::filesystem::path probability_piece(const TileId& id) const { return piece_path(id, "probability"); }
+
+  // A journaled tile's piece comes from an earlier run: if it was removed since, the
+  // mosaic would have a hole that looks like data.
+  static std::filesystem::path existing_piece(const std::filesystem::path& piece) {
+    if (!std::filesystem::exists(piece)) {
+      throw UsageError(fmt::format("the segmentation piece '{}' of a tile an earlier run finished is missing; run "
+                                   "again with resume=false to recompute every tile",
+                                   piece.string()));
+    }
+    return piece;
+  }
+
+  void write_pieces(const TileData& tile, const torch::Tensor& classes, const torch::Tensor& probabilities) {
+    const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.tile.id.image));
+    const auto core = tile_core(tile.tile, raster.width, raster.height, plan_.tile_size, plan_.config.overlap);
+    const int dx = core.x - tile.tile.window.x;
+    const int dy = core.y - tile.tile.window.y;
+    const auto* class_data = classes.data_ptr<std::uint8_t>();
+    const auto* probability_data = probabilities.data_ptr<float>();
+    std::vector<std::uint8_t> core_classes(static_cast<std::size_t>(core.width) * core.height);
+    std::vector<float> core_probabilities(plan_.config.segment_probability ? core_classes.size() : 0);
+    for (int y = 0; y < core.height; ++y) {
+      for (int x = 0; x < core.width; ++x) {
+        const auto from = static_cast<std::size_t>(y + dy) * tile.width + (x + dx);
+        const auto to = static_cast<std::size_t>(y) * core.width + x;
+        const bool valid = tile.valid.empty() || tile.valid[from] != 0;
+        core_classes[to] = valid ? class_data[from] : kNoClass;
+        if (!core_probabilities.empty()) core_probabilities[to] = valid ? probability_data[from] : 0.0F;
+      }
+    }
+    const auto& georef = georefs_.at(static_cast<std::size_t>(tile.tile.id.image));
+    const auto piece = class_piece(tile.tile.id);
+    std::filesystem::create_directories(piece.parent_path());
+    write_class_piece(piece, core, core_classes, georef);
+    if (!core_probabilities.empty()) {
+      const auto probability = probability_piece(tile.tile.id);
+      std::filesystem::create_directories(probability.parent_path());
+      write_probability_piece(probability, core, core_probabilities, georef);
+    }
+  }
+
+  OutputPlan plan_;
+  std::vector<RasterGeoreference> georefs_;  // index: TileId::image
+};
+
+}  // namespace
+
+std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan) {
+  return std::make_unique<SegmentOutput>(plan);
+}
+#else
+std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& /*plan*/) {
+  throw UsageError("task=segment writes GeoTIFF pieces and a VRT, and this mgpr was built without GDAL; use a "
+                   "build with GDAL (libgdal-dev)");
+}
+#endif
+
+}  // namespace mgpr::runtime

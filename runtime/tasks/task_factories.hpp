@@ -1,0 +1,21 @@
+#pragma once
+// The three tasks' outputs (docs/outputs.md), one file each.
+#include <memory>
+
+#include "geometry/georef.hpp"
+#include "tasks/task_output.hpp"
+
+namespace mgpr::runtime {
+
+std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan);
+std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan);
+std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan);
+
+// What a model returned, for error messages: "a tensor of shape [2, 5]", "a list of 2 GenericDict".
+std::string describe_output(const torch::IValue& output);
+// Fields of a CSV: quoted when they hold a comma, quote or newline.
+std::string csv_field(const std::string& text);
+// The raster's georeferencing as a GeoTransform (identity when it has none).
+GeoTransform raster_transform(const RasterDescription& raster);
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,74 @@
+#include "tasks/task_output.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
+
+#include <set>
+
+#include "mgpr/error.hpp"
+#include "tasks/task_factories.hpp"
+
+namespace mgpr::runtime {
+
+void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& output) {
+  const auto encoded = encode_batch(tiles, output);
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    new_results_[tiles[i].tile.id] = encoded[i];
+    if (journal_ != nullptr) journal_->append(tiles[i].tile.id, encoded[i]);
+  }
+  if (journal_ != nullptr) journal_->flush();
+}
+
+std::string describe_output(const torch::IValue& output) {
+  if (output.isTensor()) return fmt::format("a tensor of shape [{}]", fmt::join(output.toTensor().sizes(), ", "));
+  if (output.isList()) {
+    const auto list = output.toListRef();
+    return fmt::format("a list of {} {}", list.size(), list.empty() ? "items" : list[0].tagKind());
+  }
+  return output.tagKind();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
+GeoTransform raster_transform(const RasterDescription& raster) { return raster.geotransform.value_or(GeoTransform()); }
+
+OutputPlan plan_outputs(const RunConfig& config, const TileSource& source) {
+  OutputPlan plan{config, source.rasters(), source.tiles(), source.tile_size(), {}};
+  const std::filesystem::path folder(config.output_dir);
+  if (plan.rasters.empty()) {
+    plan.prefixes.push_back(folder / "fake");
+    return plan;
+  }
+  std::multiset<std::string> stems;
+  for (const auto& raster : plan.rasters) stems.insert(std::filesystem::path(raster.path).stem().string());
+  for (std::size_t i = 0; i < plan.rasters.size(); ++i) {
+    const auto stem = std::filesystem::path(plan.rasters[i].path).stem().string();
+    // Two inputs a.tif from different folders must not overwrite each other's results.
+    plan.prefixes.push_back(folder / (stems.count(stem) > 1 ? fmt::format("{}_{}", stem, i) : stem));
+  }
+  return plan;
+}
+
+std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan) {
+  if (plan.config.task == "detect") return make_detect_output(plan);
+  if (plan.config.task == "segment") return make_segment_output(plan);
+  return make_classify_output(plan);
+}
+
+std::string encode_results(const TileResults& results) {
+  std::string text;
+  for (const auto& [id, payload] : results) text += format_result_line(id, payload);
+  return text;
+}
+
+void decode_results(const std::string& text, TileResults& into) { parse_result_lines(text, into); }
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,69 @@
+#pragma once
+// What a task keeps of the model's output. Each rank turns every tile's output into an
+// encoded result (one line of text) as the batch finishes, journals it for resume, and
+// keeps it; at the end rank 0 holds every tile's result (gathered, or read back from
+// the journals of an interrupted run) and writes the final files: the same bytes
+// whichever rank computed a tile, and whether or not the run was interrupted.
+#include <torch/script.h>
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mgpr/config.hpp"
+#include "pipeline/pipeline.hpp"
+#include "resume/tile_journal.hpp"
+#include "source/tile_source.hpp"
+
+namespace mgpr::runtime {
+
+class TaskOutput : public BatchConsumer {
+ public:
+  // Encodes the batch's results, records them in the journal (when set) and flushes it.
+  void consume(std::span<const TileData> tiles, const torch::IValue& output) final;
+  void set_journal(TileJournal* journal) { journal_ = journal; }
+  // This rank's results of this run (journaled ones of earlier runs excluded).
+  [[nodiscard]] const TileResults& new_results() const { return new_results_; }
+
+  // Throws UsageError naming the model when `output`, for a batch of `batch` tiles of
+  // tile_size px, does not follow the task's contract (docs/models.md). Run on the
+  // model's output for a dummy tile before any rank starts.
+  virtual void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const = 0;
+
+  // Rank 0, once `all` holds every tile's result: writes the final files under
+  // temporary names renamed when complete, and returns them.
+  virtual std::vector<std::filesystem::path> write_outputs(const TileResults& all) = 0;
+
+ protected:
+  // One result per tile, in the batch's order; each a single line of text.
+  virtual std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) = 0;
+
+ private:
+  TileJournal* journal_ = nullptr;
+  TileResults new_results_;
+};
+
+// What every task's outputs need to know of the run.
+struct OutputPlan {
+  RunConfig config;
+  std::vector<RasterDescription> rasters;  // empty for fake data
+  std::vector<Tile> tiles;                 // every tile of the run, in id order
+  int tile_size = 0;
+  // Per raster (index = TileId::image): the path prefix of its outputs,
+  // <output_dir>/<file stem>, made unique when two rasters share a stem.
+  std::vector<std::filesystem::path> prefixes;
+};
+
+OutputPlan plan_outputs(const RunConfig& config, const TileSource& source);
+
+// The task's output for config.task. Throws UsageError when this build cannot write it
+// (segment needs GDAL).
+std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan);
+
+// Results travel between ranks as journal lines.
+std::string encode_results(const TileResults& results);
+void decode_results(const std::string& text, TileResults& into);
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,48 @@
+#pragma once
+// What every output writer shares: a file is written under a temporary name in its own
+// folder and renamed over the target only once complete (a rename within one folder is
+// atomic, so readers and interrupted runs never see half a file), and GDAL failures
+// become exceptions that name the file the caller asked for.
+#include <gdal_priv.h>
+
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+#include "gdal/gdal_errors.hpp"
+
+namespace mgpr::runtime::output {
+
+// Asked while a long write runs: true once the run was asked to stop.
+using StopRequested = std::function<bool()>;
+
+// GDAL's driver `name`, with all drivers registered on first use.
+GDALDriver& driver(const char* name, const std::filesystem::path& file);
+
+// Throws std::runtime_error "cannot write '<file>': <what>: <GDAL's last message>".
+[[noreturn]] void fail(const std::filesystem::path& file, std::string_view what);
+
+// Closes `dataset`; GDAL flushes on close, so a full disk shows up here.
+void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file);
+
+// `.<name>.partial<extension>` next to the target (drivers choose by extension), removed
+// on destruction unless commit() renamed it over the target. Declare it before the
+// dataset writing it, so the dataset is closed first.
+class PartialFile {
+ public:
+  explicit PartialFile(std::filesystem::path target);
+  ~PartialFile();
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& path() const { return partial_; }
+  [[nodiscard]] const std::filesystem::path& target() const { return target_; }
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path partial_;
+  bool committed_ = false;
+};
+
+}  // namespace mgpr::runtime::output

@@ -1,0 +1,228 @@
+// `mgpr` end to end, as a user runs it: real GeoTIFFs written with GDAL, TorchScript
+// models saved by the test, real rank processes started by `mgpr gpus=N`. The model
+// returns each tile's mean, so every result is checked against GDAL's own reads.
+#include <gdal_priv.h>
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "mgpr/process.hpp"
+#include "geometry/tiler.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mgpr::CommandResult;
+using mgpr::run_command;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class MgprCli : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    GDALAllRegister();
+    dir_ = mgpr::test::program_temp_dir().path();
+    torch::jit::Module module("TileMean");
+    module.register_attribute("training", c10::BoolType::get(), false);
+    module.define("def forward(self, x):\n    m = torch.mean(x, [1, 2, 3])\n    return torch.stack([m, -m], 1)\n");
+    module.save((dir_ / "mean.pt").string());
+  }
+
+  static fs::path path(const std::string& name) { return dir_ / name; }
+
+  // A 3-band Byte GeoTIFF with seeded random pixels, georeferenced in EPSG:32633.
+  static fs::path write_image(const std::string& name, int width, int height) {
+    const auto file = path(name);
+    auto* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
+    GDALDatasetUniquePtr dataset(driver->Create(file.c_str(), width, height, 3, GDT_Byte, nullptr));
+    const double transform[6] = {500000, 0.5, 0, 6000000, 0, -0.5};
+    dataset->SetGeoTransform(const_cast<double*>(transform));
+    std::mt19937 random(static_cast<unsigned>(width * 31 + height));
+    std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height);
+    for (int band = 1; band <= 3; ++band) {
+      for (auto& value : pixels) value = static_cast<std::uint8_t>(random() % 256);
+      EXPECT_EQ(dataset->GetRasterBand(band)->RasterIO(GF_Write, 0, 0, width, height, pixels.data(), width, height,
+                                                       GDT_Byte, 0, 0),
+                CE_None);
+    }
+    return file;
+  }
+
+  // The mean the model must report for a tile: bands 1-3 over the window scaled by 1/255,
+  // zero padding up to tile_size when the image is smaller than a tile.
+  static double expected_mean(const fs::path& image, int x, int y, int width, int height, int tile_size) {
+    GDALDatasetUniquePtr dataset(GDALDataset::Open(image.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+    std::vector<double> values(static_cast<std::size_t>(width) * height * 3);
+    int bands[3] = {1, 2, 3};
+    EXPECT_EQ(dataset->RasterIO(GF_Read, x, y, width, height, values.data(), width, height, GDT_Float64, 3, bands, 0,
+                                0, 0, nullptr),
+              CE_None);
+    double sum = 0;
+    for (const double value : values) sum += value / 255.0;
+    return sum / (3.0 * tile_size * tile_size);
+  }
+
+  static CommandResult mgpr(std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), MGPR_BINARY);
+    return run_command(arguments);
+  }
+
+  static std::string read_text(const fs::path& file) {
+    std::ifstream in(file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  struct Row {
+    int image, row, column, x, y, width, height, label;
+    double score, logit;
+  };
+  // <stem>_tiles.csv rows, keyed by tile id; fails the test on a duplicate tile.
+  static std::map<std::tuple<int, int, int>, Row> read_scores(const fs::path& file) {
+    std::map<std::tuple<int, int, int>, Row> rows;
+    std::istringstream lines(read_text(file));
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit");
+    while (std::getline(lines, line)) {
+      std::replace(line.begin(), line.end(), ',', ' ');
+      std::istringstream fields(line);
+      std::string raster;
+      Row r{};
+      double center_x = 0;
+      double center_y = 0;
+      fields >> raster >> r.image >> r.row >> r.column >> r.x >> r.y >> r.width >> r.height >> center_x >> center_y >>
+          r.label >> r.score >> r.logit;
+      EXPECT_TRUE(rows.emplace(std::tuple{r.image, r.row, r.column}, r).second) << "tile listed twice: " << line;
+    }
+    return rows;
+  }
+
+  static inline fs::path dir_;
+};
+
+TEST_F(MgprCli, EachTilesMeanComesThroughTheWholePipeline) {
+  const auto image = write_image("mean.tif", 100, 70);
+  const auto out = path("mean-out");
+  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32", "overlap=4",
+                            "batch_size=3", "workers=2", "accelerator=cpu", "output_dir=" + out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  const auto rows = read_scores(out / "mean_tiles.csv");
+  const auto tiles = mgpr::runtime::tile_image(0, 100, 70, 32, 4);
+  ASSERT_EQ(rows.size(), tiles.size());
+  for (const auto& tile : tiles) {
+    const auto& row = rows.at({0, tile.id.row, tile.id.column});
+    EXPECT_EQ(row.x, tile.window.x);
+    EXPECT_EQ(row.y, tile.window.y);
+    EXPECT_NEAR(row.logit,
+                expected_mean(image, tile.window.x, tile.window.y, tile.window.width, tile.window.height, 32), 1e-5);
+    EXPECT_EQ(row.label, 0);
+  }
+  EXPECT_TRUE(contains(result.out, "Prediction completed in")) << result.out;
+}
+
+TEST_F(MgprCli, AnImageSmallerThanATileIsPadded) {
+  const auto image = write_image("small.tif", 20, 12);
+  const auto out = path("small-out");
+  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32",
+                            "accelerator=cpu", "output_dir=" + out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  const auto rows = read_scores(out / "small_tiles.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows.begin()->second.logit, expected_mean(image, 0, 0, 20, 12, 32), 1e-5);
+}
+
+TEST_F(MgprCli, SameResultsForOneTwoThreeRanksStaticAndDynamic) {
+  const auto image = write_image("ranks.tif", 96, 80);
+  std::string reference;
+  for (const std::string sharding : {"static", "dynamic"}) {
+    for (const int ranks : {1, 2, 3}) {
+      const auto out = path("ranks-" + sharding + std::to_string(ranks));
+      const auto result =
+          mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=16", "batch_size=2",
+                "accelerator=cpu", "threads=1", "workers=1", "gpus=" + std::to_string(ranks),
+                "sharding=" + sharding, "output_dir=" + out.string()});
+      ASSERT_EQ(result.exit_code, 0) << sharding << ' ' << ranks << '\n' << result.out << result.err;
+      const auto scores = read_text(out / "ranks_tiles.csv");
+      EXPECT_EQ(read_scores(out / "ranks_tiles.csv").size(), 30u) << sharding << ' ' << ranks;
+      if (reference.empty()) reference = scores;
+      EXPECT_EQ(scores, reference) << sharding << " sharding on " << ranks << " ranks";
+    }
+  }
+}
+
+TEST_F(MgprCli, TwoCpuRanksOverA4096ImageProcessEveryTileOnceAndReportBoth) {
+  const auto image = path("big.tif");
+  const auto made = run_command({MGPR_TEST_IMAGE, image.string(), "--size", "4096"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto out = path("big-out");
+  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "gpus=2", "accelerator=cpu",
+                            "output_dir=" + out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(read_scores(out / "big_tiles.csv").size(), 16u);  // 4 x 4 tiles of 1024
+  EXPECT_TRUE(contains(result.out, "GPU Usage Summary")) << result.out;
+  EXPECT_TRUE(contains(result.out, "rank   0:")) << result.out;
+  EXPECT_TRUE(contains(result.out, "rank   1:")) << result.out;
+  EXPECT_TRUE(contains(result.out, "total: 16 tiles on 2 ranks")) << result.out;
+}
+
+TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
+  const auto out = path("fake-out");
+  const auto result = mgpr({"use_fake_data=true", "dummy_dataset_count=6", "tile_size=64", "batch_size=4",
+                            "accelerator=cpu", "output_dir=" + out.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(read_scores(out / "fake_tiles.csv").size(), 6u);
+  EXPECT_TRUE(contains(result.out, "builtin:resnet50")) << result.out;
+}
+
+struct BadInput {
+  std::string name;
+  std::vector<std::string> arguments;
+  std::string message;  // part of stderr that names the fault or the fix
+};
+
+TEST_F(MgprCli, BadInputsAreRefusedByName) {
+  const auto image = write_image("good.tif", 40, 40).string();
+  const auto text_file = path("notes.tif");
+  std::ofstream(text_file) << "not a raster\n";
+  const auto truncated = path("truncated.tif");
+  {
+    const auto bytes = read_text(image);
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  }
+  const std::string mean = "model=" + path("mean.pt").string();
+  const std::vector<BadInput> cases{
+      {"missing raster", {path("nowhere.tif").string(), mean}, "nowhere.tif"},
+      {"text file", {text_file.string(), mean}, "notes.tif"},
+      {"truncated GeoTIFF", {truncated.string(), mean, "tile_size=16"}, "truncated.tif"},
+      {"tile size 0", {image, mean, "tile_size=0"}, "tile_size must be at least 1"},
+      {"absurd tile size", {image, mean, "tile_size=1000000"}, "tile_size=1000000 is too large"},
+      {"band out of range", {image, mean, "bands=1,5"}, "5"},
+      {"missing model", {image, "model=" + path("none.pt").string()}, "none.pt"},
+      {"unknown key", {image, mean, "tile_sise=8"}, "did you mean tile_size"},
+      {"missing operator library", {image, mean, "model_libraries=/nowhere/libops.so"},
+       "model_libraries: cannot load '/nowhere/libops.so'"},
+      {"detect model returning logits", {image, mean, "task=detect", "tile_size=16"}, "task=detect needs a [B, N, 6]"},
+  };
+  for (const auto& bad : cases) {
+    auto arguments = bad.arguments;
+    arguments.push_back("accelerator=cpu");
+    arguments.push_back("output_dir=" + path("bad-out").string());
+    const auto result = mgpr(arguments);
+    EXPECT_NE(result.exit_code, 0) << bad.name;
+    EXPECT_TRUE(contains(result.err, bad.message)) << bad.name << ": " << result.err;
+    EXPECT_TRUE(contains(result.err, "mgpr: error:")) << bad.name << ": " << result.err;
+  }
+  EXPECT_FALSE(fs::exists(path("bad-out") / "good_tiles.csv"));
+}
+
+}  // namespace

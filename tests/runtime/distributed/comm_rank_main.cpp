@@ -1,0 +1,134 @@
+// mgpr-comm-rank: a test-only rank that joins a run from the environment (as mgpr does)
+// and records what it did in OUT/rank-<RANK>.txt, so tests can check sharding, gathers
+// and the local launcher with real processes.
+//
+//   mgpr-comm-rank launch RANKS [gpu-each] -- KEY=VALUE...   start RANKS ranks with run_local_ranks
+//   mgpr-comm-rank KEY=VALUE...                              be one rank
+//
+// Keys: out=DIR (required), sharding=none|static|dynamic, tiles=N, threads=N, delay_ms=N,
+// timeout=S (rendezvous), gather=1, gpu=1 (NCCL collectives), fail_rank=R with
+// fail=CODE|kill (after rendezvous), sleep=S (after the work, before leaving).
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/comm_payload.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/local_launch.hpp"
+#include "distributed/sharding.hpp"
+#include "geometry/tiler.hpp"
+
+namespace {
+
+using namespace mgpr;
+using namespace mgpr::runtime;
+
+std::map<std::string, std::string> parse_keys(const std::vector<std::string>& arguments) {
+  std::map<std::string, std::string> keys;
+  for (const auto& argument : arguments) {
+    const auto equals = argument.find('=');
+    if (equals == std::string::npos) throw std::invalid_argument("expected KEY=VALUE, got '" + argument + "'");
+    keys[argument.substr(0, equals)] = argument.substr(equals + 1);
+  }
+  return keys;
+}
+
+int number(const std::map<std::string, std::string>& keys, const std::string& key, int fallback) {
+  const auto found = keys.find(key);
+  return found == keys.end() ? fallback : std::stoi(found->second);
+}
+
+std::string variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "<unset>" : value;
+}
+
+int be_one_rank(const std::map<std::string, std::string>& keys) {
+  const auto ranks = rank_environment_from_env().value_or(RankEnvironment{});
+  std::ofstream out(keys.at("out") + fmt::format("/rank-{}.txt", ranks.rank));
+  const auto line = [&out](const std::string& text) { out << text << '\n' << std::flush; };
+  line(fmt::format("pid {}", ::getpid()));
+  line(fmt::format("env RANK={} WORLD_SIZE={} LOCAL_RANK={} LOCAL_WORLD_SIZE={} NODE_RANK={} MASTER_ADDR={} "
+                   "MASTER_PORT={} CUDA_VISIBLE_DEVICES={}",
+                   variable(env::kRank), variable(env::kWorldSize), variable(env::kLocalRank),
+                   variable(env::kLocalWorldSize), variable(env::kNodeRank), variable(env::kMasterAddr),
+                   variable(env::kMasterPort), variable(env::kCudaVisibleDevices)));
+
+  RendezvousOptions options;
+  options.timeout = std::chrono::seconds(number(keys, "timeout", 30));
+  options.use_gpu = number(keys, "gpu", 0) == 1;
+  const auto communicator = join_run(ranks, options);
+  line("joined");
+
+  if (number(keys, "fail_rank", -1) == ranks.rank) {
+    if (keys.at("fail") == "kill") ::raise(SIGKILL);
+    return std::stoi(keys.at("fail"));
+  }
+
+  const int tile_count = number(keys, "tiles", 0);
+  const auto tiles = tile_image(0, 64 * std::max(tile_count, 1), 64, 64, 0);  // one row of tile_count tiles
+  const std::span<const Tile> all(tiles.data(), static_cast<std::size_t>(tile_count));
+  const std::string sharding = keys.contains("sharding") ? keys.at("sharding") : "none";
+  if (sharding != "none") {
+    TileFeed feed = sharding == "static" ? make_static_feed(all, ranks.rank, ranks.world_size)
+                                         : make_dynamic_feed(all, *communicator, "tiles/test");
+    const auto delay = std::chrono::milliseconds(number(keys, "delay_ms", 0));
+    std::mutex mutex;
+    std::vector<TileId> processed;
+    std::vector<std::thread> readers;
+    for (int t = 0; t < number(keys, "threads", 1); ++t) {
+      readers.emplace_back([&] {
+        while (const auto tile = feed()) {
+          std::this_thread::sleep_for(delay);
+          const std::lock_guard lock(mutex);
+          processed.push_back(tile->id);
+        }
+      });
+    }
+    for (auto& reader : readers) reader.join();
+    for (const auto& id : processed) line(fmt::format("tile {} {} {}", id.image, id.row, id.column));
+    communicator->barrier();  // every rank done before any leaves
+  }
+
+  if (number(keys, "gather", 0) == 1) {
+    const auto gathered = communicator->all_gather(test::gather_payload(ranks.rank));
+    for (std::size_t r = 0; r < gathered.size(); ++r) {
+      line(fmt::format("gathered {} {} {}", r, gathered[r].size(), test::fnv1a(gathered[r])));
+    }
+    communicator->barrier();
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(number(keys, "sleep", 0)));
+  line("done");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> arguments(argv + 1, argv + argc);
+  try {
+    if (!arguments.empty() && arguments[0] == "launch") {
+      const int ranks = std::stoi(arguments.at(1));
+      const bool gpu_each = arguments.at(2) == "gpu-each";
+      auto separator = std::find(arguments.begin(), arguments.end(), "--");
+      if (separator == arguments.end()) throw std::invalid_argument("launch needs -- before the rank's arguments");
+      return run_local_ranks(ranks, gpu_each, std::vector<std::string>(separator + 1, arguments.end()));
+    }
+    return be_one_rank(parse_keys(arguments));
+  } catch (const std::exception& error) {
+    std::cerr << "mgpr-comm-rank: " << error.what() << '\n';
+    return 2;
+  }
+}

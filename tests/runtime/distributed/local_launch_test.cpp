@@ -1,0 +1,118 @@
+// run_local_ranks with real processes (the helper re-executing itself): the torchrun
+// environment, one GPU each, failures stopping the others, signals forwarded.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <set>
+#include <sstream>
+
+#include "support/process.hpp"
+
+namespace mgpr::test {
+namespace {
+
+std::string line_starting(const fs::path& file, const std::string& prefix) {
+  std::istringstream in(read_text(file));
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) return line;
+  }
+  return "";
+}
+
+std::vector<pid_t> rank_pids(const fs::path& dir, int ranks) {
+  std::vector<pid_t> pids;
+  for (int r = 0; r < ranks; ++r) {
+    const auto line = line_starting(dir / fmt::format("rank-{}.txt", r), "pid ");
+    if (!line.empty()) pids.push_back(std::stoi(line.substr(4)));
+  }
+  return pids;
+}
+
+bool exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+TEST(LocalLaunch, GivesEachRankTheTorchrunEnvironment) {
+  const TempDir dir;
+  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "3", "cpu", "--", "out=" + dir.path().string()}, {},
+                          dir.path(), std::chrono::seconds(60));
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::set<std::string> ports;
+  for (int r = 0; r < 3; ++r) {
+    const auto env = line_starting(dir.path() / fmt::format("rank-{}.txt", r), "env ");
+    EXPECT_NE(env.find(fmt::format("RANK={} WORLD_SIZE=3 LOCAL_RANK={} LOCAL_WORLD_SIZE=3 NODE_RANK=0 "
+                                   "MASTER_ADDR=127.0.0.1 MASTER_PORT=",
+                                   r, r)),
+              std::string::npos)
+        << env;
+    EXPECT_NE(env.find("CUDA_VISIBLE_DEVICES=<unset>"), std::string::npos) << env;
+    ports.insert(env.substr(env.find("MASTER_PORT="), env.find(" CUDA") - env.find("MASTER_PORT=")));
+  }
+  EXPECT_EQ(ports.size(), 1U) << "ranks must share one MASTER_PORT";
+  EXPECT_EQ(ports.count("MASTER_PORT=0"), 0U);
+}
+
+TEST(LocalLaunch, OneGpuEachPicksFromTheVisibleDevices) {
+  const TempDir dir;
+  auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "gpu-each", "--", "out=" + dir.path().string()}, {},
+                    dir.path(), std::chrono::seconds(60));
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(line_starting(dir.path() / "rank-1.txt", "env ").find("CUDA_VISIBLE_DEVICES=1"), std::string::npos);
+
+  result = run({MGPR_COMM_RANK_EXE, "launch", "2", "gpu-each", "--", "out=" + dir.path().string()},
+               {{"CUDA_VISIBLE_DEVICES", "4,6,9"}}, dir.path(), std::chrono::seconds(60));
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(line_starting(dir.path() / "rank-0.txt", "env ").find("CUDA_VISIBLE_DEVICES=4"), std::string::npos);
+  EXPECT_NE(line_starting(dir.path() / "rank-1.txt", "env ").find("CUDA_VISIBLE_DEVICES=6"), std::string::npos);
+
+  result = run({MGPR_COMM_RANK_EXE, "launch", "3", "gpu-each", "--", "out=" + dir.path().string()},
+               {{"CUDA_VISIBLE_DEVICES", "4,6"}}, dir.path(), std::chrono::seconds(60));
+  EXPECT_NE(result.code, 0);
+  EXPECT_NE(result.err.find("CUDA_VISIBLE_DEVICES='4,6' lists 2"), std::string::npos) << result.err;
+}
+
+TEST(LocalLaunch, StopsTheOthersWhenOneRankFailsAndReturnsItsCode) {
+  const TempDir dir;
+  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "3", "cpu", "--", "out=" + dir.path().string(),
+                           "fail_rank=1", "fail=7", "sleep=120"},
+                          {}, dir.path(), std::chrono::seconds(90));
+  EXPECT_EQ(result.code, 7) << result.err;
+  EXPECT_NE(result.err.find("rank 1 exited with status 7; stopping the other ranks"), std::string::npos) << result.err;
+  EXPECT_LT(result.seconds, 60.0) << "the other ranks (sleeping 120 s) were not stopped";
+  const auto pids = rank_pids(dir.path(), 3);
+  ASSERT_EQ(pids.size(), 3U);
+  for (const pid_t pid : pids) EXPECT_FALSE(exists(pid)) << "rank process " << pid << " outlived the launcher";
+  EXPECT_TRUE(line_starting(dir.path() / "rank-0.txt", "done").empty());
+}
+
+TEST(LocalLaunch, ARankKilledBySignalGives128PlusTheSignal) {
+  const TempDir dir;
+  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(),
+                           "fail_rank=0", "fail=kill", "sleep=120"},
+                          {}, dir.path(), std::chrono::seconds(90));
+  EXPECT_EQ(result.code, 128 + SIGKILL) << result.err;
+  EXPECT_NE(result.err.find("rank 0 was killed by signal 9"), std::string::npos) << result.err;
+  EXPECT_LT(result.seconds, 60.0);
+}
+
+TEST(LocalLaunch, ForwardsSigtermToTheRanks) {
+  const TempDir dir;
+  Process launcher({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(), "sleep=120"}, {},
+                   dir.path(), "launcher");
+  // Wait until both ranks have joined (and so are sleeping).
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline && (line_starting(dir.path() / "rank-0.txt", "joined").empty() ||
+                                     line_starting(dir.path() / "rank-1.txt", "joined").empty())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto pids = rank_pids(dir.path(), 2);
+  ASSERT_EQ(pids.size(), 2U);
+  ASSERT_EQ(::kill(launcher.pid(), SIGTERM), 0);
+  const auto result = launcher.wait(std::chrono::seconds(60));
+  EXPECT_EQ(result.code, 128 + SIGTERM) << result.err;
+  EXPECT_LT(result.seconds, 60.0);
+  for (const pid_t pid : pids) EXPECT_FALSE(exists(pid)) << "rank process " << pid << " outlived the launcher";
+}
+
+}  // namespace
+}  // namespace mgpr::test

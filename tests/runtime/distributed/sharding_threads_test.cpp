@@ -1,0 +1,91 @@
+// The feeds in one process, under concurrent reader threads: each tile handed out once.
+#include "distributed/sharding.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "geometry/tiler.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+std::vector<TileId> drain(const TileFeed& feed, int threads) {
+  std::mutex mutex;
+  std::vector<TileId> out;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      while (const auto tile = feed()) {
+        const std::lock_guard lock(mutex);
+        out.push_back(tile->id);
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<TileId> ids(const std::vector<Tile>& tiles) {
+  std::vector<TileId> out;
+  for (const auto& tile : tiles) out.push_back(tile.id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(TileFeed, StaticFeedGivesThisRanksShardOnceUnderThreads) {
+  const auto tiles = tile_image(0, 5000, 3000, 256, 32);
+  for (int world = 1; world <= 3; ++world) {
+    std::vector<TileId> all;
+    for (int rank = 0; rank < world; ++rank) {
+      const auto mine = drain(make_static_feed(tiles, rank, world), 4);
+      EXPECT_EQ(mine, ids(static_shard(tiles, rank, world)));
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(all, ids(tiles)) << world << " ranks";
+  }
+}
+
+TEST(TileFeed, DynamicFeedsSharingACounterSplitEveryTileOnce) {
+  const auto tiles = tile_image(1, 4000, 4000, 512, 0);
+  const auto communicator = make_local_communicator();
+  // Two feeds on one counter stand for two ranks; each drained by several threads at once.
+  const auto a = make_dynamic_feed(tiles, *communicator, "run-a");
+  const auto b = make_dynamic_feed(tiles, *communicator, "run-a");
+  std::vector<TileId> first;
+  std::vector<TileId> second;
+  std::thread other([&] { second = drain(b, 3); });
+  first = drain(a, 3);
+  other.join();
+  first.insert(first.end(), second.begin(), second.end());
+  std::sort(first.begin(), first.end());
+  EXPECT_EQ(first, ids(tiles));
+  // Another run key is another counter.
+  EXPECT_EQ(drain(make_dynamic_feed(tiles, *communicator, "run-b"), 2), ids(tiles));
+}
+
+TEST(LocalCommunicator, CountsGathersAndNeedsNoNetwork) {
+  const auto communicator = make_local_communicator();
+  EXPECT_EQ(communicator->rank(), 0);
+  EXPECT_EQ(communicator->world_size(), 1);
+  EXPECT_EQ(communicator->add("k", 5), 5);
+  EXPECT_EQ(communicator->add("k", -2), 3);
+  EXPECT_EQ(communicator->add("other", 0), 0);
+  communicator->barrier();
+  const std::string bytes("a\0b", 3);
+  EXPECT_EQ(communicator->all_gather(bytes), std::vector<std::string>{bytes});
+}
+
+TEST(LocalCommunicator, JoinRunOfOneRankIsLocal) {
+  RankEnvironment ranks;  // world_size 1, no MASTER_ADDR: nothing to connect to
+  const auto communicator = join_run(ranks, {});
+  EXPECT_EQ(communicator->world_size(), 1);
+  EXPECT_EQ(communicator->add("x", 1), 1);
+}
+
+}  // namespace
+}  // namespace mgpr::runtime

@@ -1,0 +1,133 @@
+// The model stage with TorchScript models the test builds itself (no Python, nothing
+// downloaded): loading, the shape check on a dummy tile, precision rules, and errors.
+#include "model/model.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model/builtin_model.hpp"
+#include "mgpr/error.hpp"
+#include "support/temp_dir.hpp"
+#include "support/error_of.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace rt = mgpr::runtime;
+
+using mgpr::test::error_of;
+
+fs::path scratch_dir() { return mgpr::test::program_temp_dir().path(); }
+
+// A classifier whose two logits per tile are the tile's mean and its negation: the
+// expected output is known exactly for any input.
+fs::path save_mean_model(const fs::path& dir) {
+  torch::jit::Module module("TileMean");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.define(R"(
+def forward(self, x):
+    m = torch.mean(x, [1, 2, 3])
+    return torch.stack([m, -m], 1)
+)");
+  const auto file = dir / "mean.pt";
+  module.save(file.string());
+  return file;
+}
+
+mgpr::RunConfig config_for(const std::string& model, int tile_size) {
+  mgpr::RunConfig config;
+  config.model = model;
+  config.tile_size = tile_size;
+  config.accelerator = "cpu";
+  return config;
+}
+
+const rt::DeviceChoice kCpu{};
+
+TEST(Model, SavedTorchScriptGivesExactOutputs) {
+  const auto file = save_mean_model(scratch_dir());
+  rt::TileModel model(config_for(file.string(), 8), kCpu, 3);
+  const auto batch = torch::arange(2 * 3 * 8 * 8, torch::kFloat).reshape({2, 3, 8, 8});
+  const auto output = model.forward(batch).toTensor();
+  ASSERT_EQ(output.sizes(), (std::vector<std::int64_t>{2, 2}));
+  const double first_mean = (0 + 191) / 2.0;
+  const double second_mean = (192 + 383) / 2.0;
+  EXPECT_NEAR(output[0][0].item<double>(), first_mean, 1e-3);
+  EXPECT_NEAR(output[1][0].item<double>(), second_mean, 1e-3);
+  EXPECT_NEAR(output[1][1].item<double>(), -second_mean, 1e-3);
+}
+
+TEST(Model, BuiltinResNet50IsDeterministicAndClassifies) {
+  rt::TileModel first(config_for("builtin:resnet50", 64), kCpu, 3);
+  rt::TileModel second(config_for("builtin:resnet50", 64), kCpu, 3);
+  const auto batch = torch::rand({2, 3, 64, 64});
+  const auto a = first.forward(batch).toTensor();
+  const auto b = second.forward(batch).toTensor();
+  ASSERT_EQ(a.sizes(), (std::vector<std::int64_t>{2, 1000}));
+  EXPECT_TRUE(torch::allclose(a, b));
+  EXPECT_TRUE(torch::isfinite(a).all().item<bool>());
+  EXPECT_NE(first.description().find("optimised for inference"), std::string::npos) << first.description();
+}
+
+TEST(Model, BuiltinTakesTheSelectedBandCount) {
+  rt::TileModel four_bands(config_for("builtin:resnet50", 32), kCpu, 4);
+  EXPECT_EQ(four_bands.forward(torch::rand({1, 4, 32, 32})).toTensor().size(1), 1000);
+}
+
+TEST(Model, MissingModelIsNamed) {
+  const auto message = error_of([] { rt::TileModel(config_for("/nonexistent/model.pt", 8), kCpu, 3); });
+  EXPECT_NE(message.find("'/nonexistent/model.pt' does not exist"), std::string::npos) << message;
+}
+
+TEST(Model, UnknownBuiltinIsNamed) {
+  const auto message = error_of([] { rt::TileModel(config_for("builtin:vgg", 8), kCpu, 3); });
+  EXPECT_NE(message.find("builtin:vgg"), std::string::npos) << message;
+  EXPECT_NE(message.find("builtin:resnet50"), std::string::npos) << message;
+}
+
+TEST(Model, TextFileIsNotTorchScript) {
+  const auto file = scratch_dir() / "notes.pt";
+  std::ofstream(file) << "this is not a model\n";
+  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 8), kCpu, 3); });
+  EXPECT_NE(message.find("cannot be loaded as TorchScript"), std::string::npos) << message;
+  EXPECT_NE(message.find(file.string()), std::string::npos) << message;
+}
+
+TEST(Model, WrongInputShapeIsReportedBeforeAnyTile) {
+  // A model for 4-band input, fed 3 bands.
+  torch::jit::Module module("FourBands");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.register_parameter("w", torch::ones({1, 4, 1, 1}), false);
+  module.define("def forward(self, x):\n    return torch.flatten(torch.conv2d(x, self.w), 1)\n");
+  const auto file = scratch_dir() / "four_bands.pt";
+  module.save(file.string());
+  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 16), kCpu, 3); });
+  EXPECT_NE(message.find("fails on a tile of shape [1, 3, 16, 16]"), std::string::npos) << message;
+  EXPECT_NE(message.find("check tile_size and bands"), std::string::npos) << message;
+}
+
+TEST(Model, Fp16OnCpuIsRefusedUnlessForced) {
+  auto config = config_for(save_mean_model(scratch_dir()).string(), 8);
+  config.precision = "fp16";
+  const auto message = error_of([&] { rt::TileModel(config, kCpu, 3); });
+  EXPECT_NE(message.find("precision=fp16"), std::string::npos) << message;
+  EXPECT_NE(message.find("force_precision=true"), std::string::npos) << message;
+  config.precision = "bf16";
+  config.force_precision = true;
+  rt::TileModel forced(config, kCpu, 3);
+  EXPECT_EQ(forced.forward(torch::ones({1, 3, 8, 8})).toTensor().scalar_type(), torch::kBFloat16);
+}
+
+TEST(Model, GpuRequestedWithoutGpuIsRefused) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present: the refusal cannot be observed";
+  auto config = config_for("builtin:resnet50", 8);
+  config.accelerator = "gpu";
+  EXPECT_NE(error_of([&] { rt::choose_device(config, 0); }).find("accelerator=cpu"), std::string::npos);
+  config.accelerator = "auto";
+  EXPECT_FALSE(rt::choose_device(config, 0).is_cuda);
+}
+
+}  // namespace

@@ -1,0 +1,140 @@
+// Interrupted runs resume: a detect run over 2 local ranks is stopped midway (SIGTERM
+// to every rank, then SIGKILL to one), run again on the same output, and must end with
+// the same files as a run that was never interrupted, having skipped the tiles already
+// done. Final files must never appear while the run is incomplete.
+#include <gdal_priv.h>
+#include <gtest/gtest.h>
+#include <ogrsf_frmts.h>
+#include <signal.h>
+
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "support/process.hpp"
+#include "mgpr/process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mgpr::test::Finished;
+using mgpr::test::Process;
+using mgpr::test::TempDir;
+
+// Complete journal lines of every rank, summed.
+int journaled_tiles(const fs::path& output) {
+  int lines = 0;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal", error)) {
+    if (entry.path().extension() != ".tiles") continue;
+    const auto text = mgpr::test::read_text(entry.path());
+    lines += static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  return lines;
+}
+
+// The ranks `mgpr gpus=N` started: the launcher's children.
+std::vector<pid_t> ranks_of(pid_t launcher) {
+  std::vector<pid_t> ranks;
+  std::ifstream children("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children");
+  for (pid_t pid = 0; children >> pid;) ranks.push_back(pid);
+  return ranks;
+}
+
+bool wait_for(const std::function<bool()>& condition, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Every feature of the layer as text: fields and geometry, in file order.
+std::string layer_content(const fs::path& file) {
+  GDALAllRegister();
+  GDALDatasetUniquePtr dataset(GDALDataset::Open(file.c_str(), GDAL_OF_VECTOR));
+  if (!dataset) return "cannot open " + file.string();
+  std::string text;
+  for (auto& feature : *dataset->GetLayer(0)) {
+    for (int i = 0; i < feature->GetFieldCount(); ++i) text += std::string(feature->GetFieldAsString(i)) + " ";
+    char* wkt = nullptr;
+    feature->GetGeometryRef()->exportToWkt(&wkt);
+    text += std::string(wkt) + "\n";
+    CPLFree(wkt);
+  }
+  return text;
+}
+
+int tiles_processed(const std::string& stdout_text) {
+  std::smatch match;
+  const std::regex total("total: ([0-9]+) tiles on");
+  return std::regex_search(stdout_text, match, total) ? std::stoi(match[1]) : -1;
+}
+
+TEST(Resume, AnInterruptedRunFinishesWithTheFilesOfAnUninterruptedOne) {
+  TempDir dir;
+  const auto image = dir.path() / "field.tif";
+  std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width", "400", "--height", "272"};
+  for (const auto* square : {"10,10,8", "44,20,10", "150,100,12", "390,200,14", "300,265,9"}) {
+    make_image.insert(make_image.end(), {"--square", square});
+  }
+  ASSERT_EQ(mgpr::run_command(make_image).exit_code, 0);
+  // Each forward pass burns ~0.1 s (600 rounds on the 2-core CI machine; 60 took ~7 ms,
+  // and the whole second run could finish inside the test's 50 ms poll) so the run
+  // lasts long enough to be interrupted twice.
+  const auto model = dir.path() / "slow.pt";
+  ASSERT_EQ(mgpr::run_command({MGPR_TEST_MODEL, "detector", model.string(), "--slow", "600"}).exit_code, 0);
+
+  const auto run = [&](const fs::path& output, const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{MGPR_BINARY, image.string(), "task=detect", "model=" + model.string(),
+                                 "tile_size=64", "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu",
+                                 "threads=1", "workers=1", "output_dir=" + output.string()},
+        std::map<std::string, std::string>{}, dir.path(), name);
+  };
+  constexpr int kTiles = 8 * 6;  // columns start 0, 48, ..., 336; rows 0, 48, ..., 208
+  const auto reference = dir.path() / "uninterrupted";
+  const auto complete = run(reference, "reference")->wait(std::chrono::seconds(300));
+  ASSERT_EQ(complete.code, 0) << complete.out << complete.err;
+  ASSERT_EQ(tiles_processed(complete.out), kTiles) << complete.out;
+
+  const auto output = dir.path() / "interrupted";
+  const auto detections = output / "field_detections.csv";
+  {
+    auto first = run(output, "first");
+    ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
+    for (const pid_t rank : ranks_of(first->pid())) ::kill(rank, SIGTERM);
+    const auto stopped = first->wait(std::chrono::seconds(60));
+    EXPECT_EQ(stopped.code, 3) << stopped.out << stopped.err;
+    EXPECT_NE(stopped.out.find("# stopped:"), std::string::npos) << stopped.out;
+  }
+  EXPECT_FALSE(fs::exists(detections)) << "an interrupted run left a final file";
+  const int after_first = journaled_tiles(output);
+  ASSERT_GE(after_first, 6);
+  ASSERT_LT(after_first, kTiles);
+  {
+    auto second = run(output, "second");
+    ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= after_first + 6; }, std::chrono::seconds(120)));
+    const auto ranks = ranks_of(second->pid());
+    ASSERT_FALSE(ranks.empty());
+    ::kill(ranks.front(), SIGKILL);
+    const auto killed = second->wait(std::chrono::seconds(90));
+    EXPECT_NE(killed.code, 0) << killed.out << killed.err;
+  }
+  EXPECT_FALSE(fs::exists(detections)) << "an interrupted run left a final file";
+  const int after_second = journaled_tiles(output);
+  ASSERT_LT(after_second, kTiles) << "the run was not interrupted early enough to test resuming";
+
+  const auto last = run(output, "last")->wait(std::chrono::seconds(300));
+  ASSERT_EQ(last.code, 0) << last.out << last.err;
+  EXPECT_NE(last.out.find("# resuming: " + std::to_string(after_second) + " of " + std::to_string(kTiles)),
+            std::string::npos)
+      << last.out;
+  EXPECT_EQ(tiles_processed(last.out), kTiles - after_second) << last.out;
+  EXPECT_EQ(mgpr::test::read_text(detections), mgpr::test::read_text(reference / "field_detections.csv"));
+  EXPECT_EQ(layer_content(output / "field_detections.gpkg"), layer_content(reference / "field_detections.gpkg"));
+  EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a finished run keeps no journal";
+}
+
+}  // namespace

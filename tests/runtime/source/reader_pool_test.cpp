@@ -1,0 +1,228 @@
+// The reader pool with a scripted source: every tile exactly once, back-pressure,
+// errors carried to the consumer, and a prompt stop when the consumer gives up.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "source/reader_pool.hpp"
+
+namespace {
+
+using mgpr::runtime::ReaderPool;
+using mgpr::runtime::Tile;
+using mgpr::runtime::TileData;
+using mgpr::runtime::TileFeed;
+using mgpr::runtime::TileId;
+using namespace std::chrono_literals;
+
+constexpr int kNever = std::numeric_limits<int>::max();
+
+// Tiles 0..count-1 (TileId{0, i, 0}) whose 4x4 single-channel pixels all hold i.
+class ScriptedSource final : public mgpr::runtime::TileSource {
+ public:
+  ScriptedSource(int count, std::chrono::milliseconds delay = 0ms, int fail_at = kNever)
+      : delay_(delay), fail_at_(fail_at) {
+    for (int i = 0; i < count; ++i) tiles_.push_back(Tile{TileId{0, i, 0}, {0, 0, 4, 4}});
+  }
+
+  [[nodiscard]] const std::vector<Tile>& tiles() const override { return tiles_; }
+  [[nodiscard]] const std::vector<mgpr::runtime::RasterDescription>& rasters() const override { return none_; }
+  [[nodiscard]] int channels() const override { return 1; }
+  [[nodiscard]] int tile_size() const override { return 4; }
+  [[nodiscard]] std::unique_ptr<mgpr::runtime::TileReader> open_reader() const override {
+    if (fail_to_open) throw std::runtime_error("scripted: cannot open a reader");
+    return std::make_unique<Reader>(*this);
+  }
+
+  bool fail_to_open = false;
+  // While set, reads of tiles after the failing one wait (at most 5 s): nothing after it
+  // can reach the consumer before the error, however the threads are scheduled.
+  mutable std::atomic<bool> hold_after_failure{false};
+  mutable std::atomic<int> reads_started{0};
+  mutable std::atomic<int> buffers_reused{0};
+
+ private:
+  class Reader final : public mgpr::runtime::TileReader {
+   public:
+    explicit Reader(const ScriptedSource& source) : source_(source) {}
+    void read(const Tile& tile, TileData& out) override {
+      ++source_.reads_started;
+      if (out.pixels.capacity() >= 16) ++source_.buffers_reused;
+      if (source_.delay_ > 0ms) std::this_thread::sleep_for(source_.delay_);
+      for (int waited = 0; tile.id.row > source_.fail_at_ && source_.hold_after_failure && waited < 5000; ++waited) {
+        std::this_thread::sleep_for(1ms);
+      }
+      if (tile.id.row == source_.fail_at_) throw std::runtime_error("scripted: tile 37 is unreadable");
+      out.tile = tile;
+      out.channels = 1;
+      out.height = out.width = 4;
+      out.pixels.assign(16, static_cast<float>(tile.id.row));
+    }
+
+   private:
+    const ScriptedSource& source_;
+  };
+
+  std::vector<Tile> tiles_;
+  std::vector<mgpr::runtime::RasterDescription> none_;
+  std::chrono::milliseconds delay_;
+  int fail_at_;
+};
+
+// Hands out the source's tiles in order, then nullopt; counts its calls.
+struct ListFeed {
+  explicit ListFeed(const ScriptedSource& source) : tiles(&source.tiles()) {}
+  TileFeed function() {
+    return [this]() -> std::optional<Tile> {
+      const std::lock_guard lock(mutex);
+      ++calls;
+      if (next == tiles->size()) return std::nullopt;
+      return (*tiles)[next++];
+    };
+  }
+  const std::vector<Tile>* tiles;
+  std::mutex mutex;
+  std::size_t next = 0;
+  int calls = 0;
+};
+
+// Never runs out: for tests where the consumer stops first.
+TileFeed endless_feed() {
+  auto counter = std::make_shared<std::atomic<int>>(0);
+  return [counter]() -> std::optional<Tile> { return Tile{TileId{0, (*counter)++, 0}, {0, 0, 4, 4}}; };
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+class EveryTileOnce : public testing::TestWithParam<int> {};
+
+TEST_P(EveryTileOnce, WithASmallQueue) {
+  const int workers = GetParam();
+  ScriptedSource source(300);
+  ListFeed feed(source);
+  ReaderPool pool(source, workers, feed.function(), 2);
+  std::vector<int> seen;
+  while (auto tile = pool.next()) {
+    ASSERT_EQ(tile->pixels, std::vector<float>(16, static_cast<float>(tile->tile.id.row)));
+    seen.push_back(tile->tile.id.row);
+    pool.recycle(std::move(*tile));
+  }
+  EXPECT_FALSE(pool.next().has_value()) << "the end is reported again, not a hang";
+  std::sort(seen.begin(), seen.end());
+  std::vector<int> expected(300);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(pool.stats().tiles, 300);
+  EXPECT_EQ(source.reads_started.load(), 300);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, EveryTileOnce, testing::Values(1, 2, 4));
+
+TEST(ReaderPool, EmptyFeedEndsAtOnce) {
+  ScriptedSource source(0);
+  ListFeed feed(source);
+  ReaderPool pool(source, 3, feed.function(), 4);
+  EXPECT_FALSE(pool.next().has_value());
+}
+
+TEST(ReaderPool, StopsReadingWhenTheQueueIsFull) {
+  ScriptedSource source(0);
+  ReaderPool pool(source, 2, endless_feed(), 3);
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(source.reads_started.load(), 3) << "capacity counts tiles being read and tiles ready";
+  ASSERT_TRUE(pool.next().has_value());
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(source.reads_started.load(), 4) << "one slot freed, one more tile read";
+}
+
+TEST(ReaderPool, RethrowsTheFirstReaderError) {
+  ScriptedSource source(200, 0ms, 37);
+  source.hold_after_failure = true;
+  ListFeed feed(source);
+  ReaderPool pool(source, 2, feed.function(), 4);
+  std::vector<int> received;
+  try {
+    while (auto tile = pool.next()) received.push_back(tile->tile.id.row);
+    FAIL() << "the reader error was not rethrown";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr("tile 37 is unreadable"));
+  }
+  source.hold_after_failure = false;
+  EXPECT_TRUE(std::all_of(received.begin(), received.end(), [](int row) { return row < 37; }))
+      << "only tiles before the failing one were held back from the consumer";
+  EXPECT_THROW(pool.next(), std::runtime_error) << "the error stays";
+  std::this_thread::sleep_for(50ms);
+  const std::lock_guard lock(feed.mutex);
+  EXPECT_LT(feed.calls, 200) << "the other reader stopped asking for tiles";
+}
+
+TEST(ReaderPool, RethrowsFeedAndOpenErrors) {
+  ScriptedSource source(10);
+  {
+    ReaderPool pool(source, 2, []() -> std::optional<Tile> { throw std::runtime_error("scripted: store gone"); }, 2);
+    EXPECT_THROW(pool.next(), std::runtime_error);
+  }
+  source.fail_to_open = true;
+  ListFeed feed(source);
+  ReaderPool pool(source, 2, feed.function(), 2);
+  try {
+    (void)pool.next();
+    FAIL() << "the open error was not rethrown";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr("cannot open a reader"));
+  }
+}
+
+TEST(ReaderPool, DestructorReturnsPromptlyWhenTheConsumerStopsEarly) {
+  ScriptedSource source(0, 20ms);
+  auto start = std::chrono::steady_clock::now();
+  {
+    ReaderPool pool(source, 4, endless_feed(), 4);
+    ASSERT_TRUE(pool.next().has_value());
+    ASSERT_TRUE(pool.next().has_value());
+    start = std::chrono::steady_clock::now();
+  }
+  EXPECT_LT(seconds_since(start), 0.5) << "at most the reads in progress (20 ms) are waited for";
+  const int reads = source.reads_started.load();
+  std::this_thread::sleep_for(60ms);
+  EXPECT_EQ(source.reads_started.load(), reads) << "no thread reads after the destructor";
+}
+
+TEST(ReaderPool, DestructorReturnsPromptlyWithNoConsumerAtAll) {
+  ScriptedSource source(0, 5ms);
+  const auto start = std::chrono::steady_clock::now();
+  { ReaderPool pool(source, 2, endless_feed(), 2); }
+  EXPECT_LT(seconds_since(start), 0.5);
+}
+
+TEST(ReaderPool, RecordsReadAndWaitTimes) {
+  ScriptedSource source(5, 20ms);
+  ListFeed feed(source);
+  ReaderPool pool(source, 1, feed.function(), 2);
+  while (auto tile = pool.next()) pool.recycle(std::move(*tile));
+  const auto stats = pool.stats();
+  EXPECT_EQ(stats.tiles, 5);
+  EXPECT_GE(stats.read_s, 0.1);
+  EXPECT_GE(stats.consumer_wait_s, 0.05) << "one worker at 20 ms a tile leaves the consumer waiting";
+}
+
+TEST(ReaderPool, RecycledBuffersAreReused) {
+  ScriptedSource source(50, 2ms);
+  ListFeed feed(source);
+  ReaderPool pool(source, 1, feed.function(), 2);
+  while (auto tile = pool.next()) pool.recycle(std::move(*tile));
+  EXPECT_GT(source.buffers_reused.load(), 0);
+}
+
+}  // namespace

@@ -1,0 +1,60 @@
+// mgpr-test-model: saves one of the known-answer models (known_models.hpp) as a
+// TorchScript file, for tests that run real mgpr processes (the Slurm tests).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "mgpr/cli.hpp"
+#include "tools/known_models.hpp"
+
+int main(int argc, char** argv) {
+  using mgpr::test::DetectorStyle;
+  const std::map<std::string, DetectorStyle> detectors = {{"detector", DetectorStyle::kTensor},
+                                                          {"detector-dicts", DetectorStyle::kDicts},
+                                                          {"detector-tuple", DetectorStyle::kTupleLossesDicts}};
+  std::string kind;
+  std::string output;
+  double threshold = 0.99;
+  int max_boxes = 64;
+  int slow_rounds = 0;
+  CLI::App app{"Save a known-answer TorchScript model: bright (mean over bands > threshold) pixels are objects."};
+  app.add_option("kind", kind, "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
+                               "detector-tuple ((losses, dicts)), or segmenter ([B,2,H,W] logits)")
+      ->required()
+      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter"}));
+  app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();
+  app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
+  app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--slow", slow_rounds, "256x256 matrix products before each forward, to make runs last (default 0)")
+      ->check(CLI::Range(0, 1 << 30));
+  if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
+  if (!std::isfinite(threshold)) {
+    fmt::print(stderr, "mgpr-test-model: error: --threshold must be a finite number\n");
+    return mgpr::kExitUsage;
+  }
+
+  auto model = kind == "segmenter" ? mgpr::test::threshold_segmenter(threshold)
+                                   : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
+  if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
+  // Renamed when complete, so a test polling for the file never loads half of it.
+  const std::string partial = output + ".partial";
+  try {
+    model.save(partial);
+  } catch (const c10::Error& error) {
+    fmt::print(stderr, "mgpr-test-model: error: cannot write '{}': {}\n", output, error.what_without_backtrace());
+    std::remove(partial.c_str());
+    return mgpr::kExitUsage;
+  }
+  if (std::rename(partial.c_str(), output.c_str()) != 0) {
+    fmt::print(stderr, "mgpr-test-model: error: cannot rename '{}' to '{}'\n", partial, output);
+    return mgpr::kExitUsage;
+  }
+  fmt::print("mgpr-test-model: wrote {} ({}{})\n", output, kind,
+             slow_rounds > 0 ? fmt::format(", {} matmul rounds per forward", slow_rounds) : "");
+  return 0;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The runtime's stages depend on each other in one direction only: each folder of
+# runtime/ may include its own headers, common/'s (mgpr/...) and those of the folders
+# listed for it here, which are also the libraries its CMakeLists.txt links. A new
+# include across stages fails this check until the map (and docs/architecture.md) says so.
+set -u
+runtime=$1
+declare -A allowed=(
+  [geometry]=""
+  [gdal]=""
+  [source]="geometry gdal"
+  [resume]="geometry"
+  [writers]="geometry gdal"
+  [model]=""
+  [distributed]="geometry gdal source resume"
+  [pipeline]="geometry gdal source model"
+  [tasks]="geometry gdal source resume writers model pipeline"
+  [app]="geometry gdal source resume writers model pipeline distributed tasks"
+)
+status=0
+for dir in "$runtime"/*/; do
+  stage=$(basename "$dir")
+  if [ -z "${allowed[$stage]+set}" ]; then
+    echo "FAIL: runtime/$stage is not in the stage map of $0"; status=1; continue
+  fi
+  while IFS=: read -r file included; do
+    folder=${included%%/*}
+    case " $stage mgpr ${allowed[$stage]} " in
+      *" $folder "*) ;;
+      *) echo "FAIL: ${file#"$runtime"/} includes $included: $stage may use only ${allowed[$stage]:-no other stage}"; status=1 ;;
+    esac
+  done < <(grep -o '#include "[^"]*/[^"]*"' "$dir"*.?pp /dev/null | sed 's/#include "//; s/"$//')
+done
+[ $status = 0 ] && echo "ok: every runtime stage includes only the stages below it"
+exit $status
