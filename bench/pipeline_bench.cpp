@@ -3,23 +3,23 @@
 // On a GPU (accelerator=gpu) it also reports the device's busy fraction and memory.
 // Not a test; bench/run-cpu-benchmarks and bench/run-gpu-benchmarks print its figures
 // for docs/benchmarks.md.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <torch/cuda.h>
 
 #include <chrono>
 #include <cmath>
 
-#include "model/backend_info.hpp"
-#include "model/device_memory.hpp"
+#include "distributed/sharding.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "model/backend_info.hpp"
+#include "model/device_memory.hpp"
 #include "model/model.hpp"
 #include "pipeline/pipeline.hpp"
 #include "source/reader_pool.hpp"
-#include "distributed/sharding.hpp"
 #include "source/tile_source.hpp"
 
 namespace {
@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
     const auto batches = (tile_count + config.batch_size - 1) / config.batch_size;
 
     // Model-only: the batch already on the device, so the figure is the model's alone.
-    const auto batch = torch::rand({config.batch_size, source->channels(), config.tile_size, config.tile_size})
-                           .to(device.device);
+    const auto batch =
+        torch::rand({config.batch_size, source->channels(), config.tile_size, config.tile_size}).to(device.device);
     const auto wait_for_device = [&] {
       if (device.is_cuda) torch::cuda::synchronize();
     };
@@ -80,9 +80,10 @@ int main(int argc, char** argv) {
 
     fmt::print("mgpr model-only: {} tiles in {:.2f} s = {:.2f} tiles/s\n", batches * config.batch_size, model_s,
                model_rate);
-    fmt::print("mgpr end-to-end: {} tiles in {:.2f} s = {:.2f} tiles/s (waited {:.2f} s for data, readers busy "
-               "{:.2f} s)\n",
-               stats.tiles, stats.elapsed_s, end_to_end_rate, stats.data_wait_s, stats.read_s);
+    fmt::print(
+        "mgpr end-to-end: {} tiles in {:.2f} s = {:.2f} tiles/s (waited {:.2f} s for data, readers busy "
+        "{:.2f} s)\n",
+        stats.tiles, stats.elapsed_s, end_to_end_rate, stats.data_wait_s, stats.read_s);
     fmt::print("mgpr end-to-end / model-only = {:.3f} (tile {}, batch {}, workers {}, threads {}, {})\n",
                end_to_end_rate / model_rate, config.tile_size, config.batch_size, config.workers, backend.threads,
                model.description());
@@ -90,7 +91,8 @@ int main(int argc, char** argv) {
       constexpr double kGiB = 1 << 30;
       fmt::print("mgpr device: {} busy {:.1f}% of end-to-end, memory avg {:.2f} GiB peak {:.2f} GiB of {:.2f} GiB\n",
                  rt::device_product_name(device), 100 * stats.model_s / stats.elapsed_s,
-                 static_cast<double>(stats.memory_avg_bytes) / kGiB, static_cast<double>(stats.memory_peak_bytes) / kGiB,
+                 static_cast<double>(stats.memory_avg_bytes) / kGiB,
+                 static_cast<double>(stats.memory_peak_bytes) / kGiB,
                  static_cast<double>(stats.memory_total_bytes) / kGiB);
     }
     return 0;

@@ -2,9 +2,9 @@
 // ReaderPool (GDAL window reads, conversion to normalised float CHW) with each worker
 // count asked for, and prints one line per count. No model, so this is the ceiling the
 // pipeline's I/O puts on tiles/s.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -64,8 +64,7 @@ int main(int argc, char** argv) {
   app.add_option("--tile-size", config.tile_size, "tile side in pixels")->check(CLI::Range(1, 65536));
   app.add_option("--workers", worker_counts, "worker counts to measure, e.g. --workers 1 2 4");
   app.add_option("--queue-per-worker", queue_per_worker, "queue capacity per worker")->check(CLI::Range(1, 64));
-  app.add_option("--passes", passes, "timed passes per worker count (the best is printed)")
-      ->check(CLI::Range(1, 100));
+  app.add_option("--passes", passes, "timed passes per worker count (the best is printed)")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
   try {
     config.image_path = {raster};
@@ -83,8 +82,8 @@ int main(int argc, char** argv) {
         const auto result = read_every_tile(*source, workers, capacity);
         if (pass == 0 || result.seconds < best.seconds) best = result;
       }
-      fmt::print("workers={} tiles={} seconds={:.3f} tiles_per_s={:.1f} read_s_per_tile={:.4f}\n", workers,
-                 best.tiles, best.seconds, static_cast<double>(best.tiles) / best.seconds,
+      fmt::print("workers={} tiles={} seconds={:.3f} tiles_per_s={:.1f} read_s_per_tile={:.4f}\n", workers, best.tiles,
+                 best.seconds, static_cast<double>(best.tiles) / best.seconds,
                  best.stats.read_s / static_cast<double>(best.stats.tiles));
     }
     return 0;

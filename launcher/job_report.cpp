@@ -94,8 +94,8 @@ std::string job_table(const std::vector<JobReport>& jobs) {
     const auto totals = total(job.ranks);
     out += fmt::format("{:<10} {:<11} {:>4} {:>10} {:>8} {:>9.2f} {:>9} {:>8}  {}\n", job.job_id,
                        job.slurm ? job.slurm->state : "-", job.slurm ? std::to_string(job.slurm->exit_code) : "-",
-                       geometry(job.ranks), totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), totals.warnings,
-                       job.verdict() + restarts_note(job));
+                       geometry(job.ranks), totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s),
+                       totals.warnings, job.verdict() + restarts_note(job));
   }
   return out;
 }

@@ -12,12 +12,12 @@ namespace mgpr::launcher {
 
 struct JobReport {
   std::string job_id;
-  std::optional<JobState> slurm;    // nullopt: Slurm no longer (or never) knew it
+  std::optional<JobState> slurm;  // nullopt: Slurm no longer (or never) knew it
   std::vector<RankSummary> ranks;
-  std::vector<std::string> problems;  // unreadable summaries, with the file named
-  std::vector<std::string> diagnoses; // the plugin's findings
+  std::vector<std::string> problems;   // unreadable summaries, with the file named
+  std::vector<std::string> diagnoses;  // the plugin's findings
   std::vector<std::string> stderr_tail;
-  bool has_logs = false;              // any file of the job exists
+  bool has_logs = false;  // any file of the job exists
 
   // A plain-words account: never started, still running, died without a summary, ...
   [[nodiscard]] std::string verdict() const;

@@ -8,11 +8,11 @@
 namespace mgpr::launcher {
 
 struct JobState {
-  std::string state;  // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
-  int exit_code = 0;  // the batch script's exit code
-  int signal = 0;     // the signal that ended it, if any
-  int restarts = 0;   // times Slurm requeued it: scontrol's Restarts= (sacct has no such field)
-  std::string source; // "scontrol", "sacct", "sacct -c"
+  std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+  int exit_code = 0;   // the batch script's exit code
+  int signal = 0;      // the signal that ended it, if any
+  int restarts = 0;    // times Slurm requeued it: scontrol's Restarts= (sacct has no such field)
+  std::string source;  // "scontrol", "sacct", "sacct -c"
 
   [[nodiscard]] bool finished() const;
 };

@@ -1,10 +1,10 @@
 // mgpr-logs: what happened to a job, from its rank summaries, the plugin's diagnoses,
 // its stderr and Slurm's own record.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
-#include "mgpr/cli.hpp"
 #include "job_report.hpp"
+#include "mgpr/cli.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/version.hpp"
 
@@ -26,8 +26,10 @@ int main(int argc, char** argv) {
   std::vector<mgpr::launcher::JobReport> reports;
   for (const auto& id : job_ids) {
     if (!mgpr::is_job_id(id)) {
-      fmt::print(stderr, "mgpr-logs: error: '{}' is not a Slurm job id (digits, or digits_digits for an array "
-                         "task)\n", id);
+      fmt::print(stderr,
+                 "mgpr-logs: error: '{}' is not a Slurm job id (digits, or digits_digits for an array "
+                 "task)\n",
+                 id);
       return mgpr::kExitUsage;
     }
     reports.push_back(mgpr::launcher::load_job_report({log_dir, id}, !no_slurm));

@@ -18,9 +18,10 @@ constexpr int kMemoryGiBPerGpu = 8;
 std::string sbatch_line_value(std::string_view value, std::string_view what) {
   for (const char c : value) {
     if (c == '\n' || c == '"' || c == '\'' || c == ' ' || c == '\t' || c == '\\') {
-      throw UsageError(fmt::format("{} '{}' cannot go on an #SBATCH line (it holds whitespace, a quote or a "
-                                   "backslash); choose one without",
-                                   what, value));
+      throw UsageError(
+          fmt::format("{} '{}' cannot go on an #SBATCH line (it holds whitespace, a quote or a "
+                      "backslash); choose one without",
+                      what, value));
     }
   }
   return std::string(value);
@@ -36,10 +37,10 @@ std::string derived_memory(const SubmitRequest& request) {
 
 std::string refusal_hint(std::string_view sbatch_error, const SubmitRequest& request) {
   const int cpus = request.cpus_per_task > 0 ? request.cpus_per_task : derived_cpus_per_task(request.config);
-  const std::string asked = fmt::format("{} node(s) x {} GPU(s){} x {} CPUs per rank, {} memory per node",
-                                        request.nodes, request.gpus.count,
-                                        request.gpus.type.empty() ? "" : " of type " + request.gpus.type, cpus,
-                                        request.mem.empty() ? derived_memory(request) : request.mem);
+  const std::string asked =
+      fmt::format("{} node(s) x {} GPU(s){} x {} CPUs per rank, {} memory per node", request.nodes, request.gpus.count,
+                  request.gpus.type.empty() ? "" : " of type " + request.gpus.type, cpus,
+                  request.mem.empty() ? derived_memory(request) : request.mem);
   if (sbatch_error.find("command not found") != std::string_view::npos) {
     return "sbatch is not on PATH: submit from a login node of the cluster, or load Slurm's module first";
   }
@@ -47,10 +48,11 @@ std::string refusal_hint(std::string_view sbatch_error, const SubmitRequest& req
   // the CPUs and memory that come with one rank per GPU.
   if (sbatch_error.find("node configuration is not available") != std::string_view::npos ||
       sbatch_error.find("More processors requested than permitted") != std::string_view::npos) {
-    return fmt::format("no node or partition offers what the job asks ({}); lower --gpus, --nodes, "
-                       "--cpus-per-task (default 2 per reader worker) or --mem, or see what nodes have with "
-                       "sinfo -o '%P %D %G %c %m'",
-                       asked);
+    return fmt::format(
+        "no node or partition offers what the job asks ({}); lower --gpus, --nodes, "
+        "--cpus-per-task (default 2 per reader worker) or --mem, or see what nodes have with "
+        "sinfo -o '%P %D %G %c %m'",
+        asked);
   }
   return fmt::format("the job asks for {}; check it against the cluster's partitions (sinfo -o '%P %D %G %c %m')",
                      asked);
@@ -66,7 +68,8 @@ TemplateValues script_values(const SubmitRequest& request) {
   add("qos", request.qos);
   add("constraint", request.constraint);
   if (request.exclusive) extra += "#SBATCH --exclusive\n";
-  for (const auto& arg : request.sbatch_args) extra += fmt::format("#SBATCH {}\n", sbatch_line_value(arg, "--sbatch-arg"));
+  for (const auto& arg : request.sbatch_args)
+    extra += fmt::format("#SBATCH {}\n", sbatch_line_value(arg, "--sbatch-arg"));
   if (extra.empty()) extra = "# (no further #SBATCH options)\n";
   extra.pop_back();
 

@@ -28,12 +28,12 @@ void check_writable_dir(const std::string& path) {
   std::error_code ec;
   while (!fs::exists(probe, ec) && probe.has_parent_path() && probe != probe.parent_path()) probe = probe.parent_path();
   if (!fs::is_directory(probe, ec)) {
-    throw UsageError(fmt::format("output_dir '{}': '{}' is not a folder; choose another output_dir", path,
-                                 probe.string()));
+    throw UsageError(
+        fmt::format("output_dir '{}': '{}' is not a folder; choose another output_dir", path, probe.string()));
   }
   if (::access(probe.c_str(), W_OK) != 0) {
-    throw UsageError(fmt::format("output_dir '{}' cannot be written ('{}': {}); choose a folder you can write",
-                                 path, probe.string(), std::strerror(errno)));
+    throw UsageError(fmt::format("output_dir '{}' cannot be written ('{}': {}); choose a folder you can write", path,
+                                 probe.string(), std::strerror(errno)));
   }
 }
 

@@ -1,19 +1,19 @@
 // mgpr-submit: renders a job script that is right by construction (one task per GPU)
 // and submits it with sbatch.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
-#include "mgpr/cli.hpp"
 #include "job_state.hpp"
+#include "mgpr/cli.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
-#include "mgpr/version.hpp"
 #include "mgpr/process.hpp"
+#include "mgpr/version.hpp"
 #include "sbatch_script.hpp"
 #include "submit_checks.hpp"
 #include "template_render.hpp"
@@ -79,8 +79,8 @@ int wait_for_job(const std::string& job_id, const mgpr::JobLogLayout& layout) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   fmt::print("mgpr-submit: job {} ended: {} (exit code {})\n", job_id, state->state, state->exit_code);
-  const auto logs = run_command({(own_directory() / "mgpr-logs").string(), "--log-dir",
-                                 layout.log_root.string(), job_id});
+  const auto logs =
+      run_command({(own_directory() / "mgpr-logs").string(), "--log-dir", layout.log_root.string(), job_id});
   fmt::print("{}", logs.out);
   if (state->signal != 0 && state->exit_code == 0) return 128 + state->signal;
   if (state->state != "COMPLETED" && state->exit_code == 0) return 1;
@@ -118,9 +118,9 @@ int submit(const Cli& cli, SubmitRequest request) {
   fs::create_directories(layout.job_dir());
   fs::rename(pending, layout.batch_script());
   fmt::print("{}\n", job_id);
-  fmt::print(stderr, "mgpr-submit: submitted job {}\n  stdout: {}\n  stderr: {}\n  script: {}\n  see:    mgpr-logs {}\n",
-             job_id, layout.stdout_log().string(), layout.stderr_log().string(), layout.batch_script().string(),
-             job_id);
+  fmt::print(
+      stderr, "mgpr-submit: submitted job {}\n  stdout: {}\n  stderr: {}\n  script: {}\n  see:    mgpr-logs {}\n",
+      job_id, layout.stdout_log().string(), layout.stderr_log().string(), layout.batch_script().string(), job_id);
   return cli.wait ? wait_for_job(job_id, layout) : 0;
 }
 

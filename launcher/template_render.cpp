@@ -42,9 +42,10 @@ std::string render_template(std::string_view text, const TemplateValues& values,
     if (!used.contains(key)) missing.push_back("{{" + key + "}}");
   }
   if (!missing.empty()) {
-    throw UsageError(fmt::format("template '{}' lacks placeholder(s) {}; a job script without them would not run "
-                                 "the job as asked",
-                                 template_name, fmt::join(missing, " ")));
+    throw UsageError(
+        fmt::format("template '{}' lacks placeholder(s) {}; a job script without them would not run "
+                    "the job as asked",
+                    template_name, fmt::join(missing, " ")));
   }
   return out;
 }

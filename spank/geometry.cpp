@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "task_environment.hpp"
 #include "mgpr/text.hpp"
+#include "task_environment.hpp"
 
 namespace mgpr::spank {
 namespace {
@@ -20,10 +20,9 @@ std::string no_gpu_message(const NodeShape& shape) {
 }
 
 std::string mismatch_message(const NodeShape& shape) {
-  const std::string consequence =
-      shape.local_tasks < shape.gpus
-          ? "ranks would wait forever for peers that never start and GPUs would sit idle"
-          : "ranks would share GPUs";
+  const std::string consequence = shape.local_tasks < shape.gpus
+                                      ? "ranks would wait forever for peers that never start and GPUs would sit idle"
+                                      : "ranks would share GPUs";
   return fmt::format(
       "step {}.{} on {} runs {} per node but has {} per node; mgpr needs one task per GPU ({}). Fix: "
       "srun --ntasks-per-node={}, or submit with mgpr-submit, which sets both",

@@ -67,8 +67,9 @@ char kUsageEnable[] =
     "before launch, deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
 char kUsageTimeout[] =
     "Seconds all ranks have to report rendezvous (MGPR_PROGRESS_FILE) before the step is ended (0: no check).";
-char kUsageStall[] = "Seconds a rank may go without reporting progress after rendezvous before the step is ended "
-                     "(0: off).";
+char kUsageStall[] =
+    "Seconds a rank may go without reporting progress after rendezvous before the step is ended "
+    "(0: off).";
 char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
 char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
 

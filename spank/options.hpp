@@ -1,7 +1,7 @@
 #pragma once
 // The --mgpr* options users give srun, sbatch and salloc, and the values they chose.
-#include "step_settings.hpp"
 #include "slurm_api.hpp"
+#include "step_settings.hpp"
 
 namespace mgpr::spank {
 

@@ -36,14 +36,13 @@ PlugstackConfig& plugstack_config() {
 Bind parse_bind(std::string_view text, std::string_view where) {
   if (text == "gpu") return Bind::kGpu;
   if (text == "none") return Bind::kNone;
-  throw UsageError(fmt::format("{}: {} is not gpu or none (gpu: one GPU per rank; none: leave devices "
-                               "alone, for CPU runs)",
-                               where, quoted(text)));
+  throw UsageError(
+      fmt::format("{}: {} is not gpu or none (gpu: one GPU per rank; none: leave devices "
+                  "alone, for CPU runs)",
+                  where, quoted(text)));
 }
 
-int parse_seconds(std::string_view text, std::string_view where) {
-  return parse_int(text, where, 0, 7 * 24 * 3600);
-}
+int parse_seconds(std::string_view text, std::string_view where) { return parse_int(text, where, 0, 7 * 24 * 3600); }
 
 int parse_port(std::string_view text, std::string_view where) { return parse_int(text, where, 1024, 65535); }
 
@@ -72,14 +71,14 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
     } else if (key == "strict") {
       out.strict = parse_bool(value, where);
     } else {
-      throw UsageError(fmt::format("{}: unknown key {}; known keys: timeout, stall, bind, port_min, port_max, "
-                                   "log_dir, strict",
-                                   where, quoted(key)));
+      throw UsageError(
+          fmt::format("{}: unknown key {}; known keys: timeout, stall, bind, port_min, port_max, "
+                      "log_dir, strict",
+                      where, quoted(key)));
     }
   }
   if (out.port_min > out.port_max) {
-    throw UsageError(fmt::format("plugstack.conf: port_min ({}) is above port_max ({})", out.port_min,
-                                 out.port_max));
+    throw UsageError(fmt::format("plugstack.conf: port_min ({}) is above port_max ({})", out.port_min, out.port_max));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 #include "progress_folder.hpp"
 
-#include "watchdog_rules.hpp"
 #include "mgpr/log_layout.hpp"
+#include "watchdog_rules.hpp"
 
 namespace mgpr::spank {
 namespace {

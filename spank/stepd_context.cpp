@@ -29,8 +29,8 @@ namespace {
 // What user_init decided for this node. The tasks are forked from this slurmstepd
 // after user_init, so task_init (in each task's process) inherits it.
 struct NodeDecision {
-  bool wired = false;    // --mgpr is on and this is a real srun step
-  bool refused = false;  // the geometry check refused the step
+  bool wired = false;                                 // --mgpr is on and this is a real srun step
+  bool refused = false;                               // the geometry check refused the step
   std::optional<std::filesystem::path> progress_dir;  // ready for the ranks' reports
 };
 
@@ -70,7 +70,7 @@ T required(const std::optional<T>& value, const char* what) {
 
 std::filesystem::path step_log_dir(const SpankItems& items, const StepSettings& settings, std::uint32_t job_id) {
   return mgpr::job_log_dir(settings.log_dir, items.getenv(env::kLogDir), items.getenv(env::kSlurmSubmitDir),
-                     std::to_string(job_id));
+                           std::to_string(job_id));
 }
 
 // The user has the message on srun's stderr already; the file keeps it for mgpr-logs.

@@ -31,9 +31,9 @@ Environment task_environment(const TaskFacts& facts, const StepSettings& setting
       out.emplace_back(env::kCudaVisibleDevices, *device);
     }
   }
-  out.emplace_back(env::kLogDir,
-                   job_log_dir(settings.log_dir, facts.task_log_dir, facts.submit_dir, std::to_string(facts.job_id))
-                       .string());
+  out.emplace_back(
+      env::kLogDir,
+      job_log_dir(settings.log_dir, facts.task_log_dir, facts.submit_dir, std::to_string(facts.job_id)).string());
   if (!settings.config_path.empty()) out.emplace_back(env::kConfig, settings.config_path);
   if (facts.progress_dir) out.emplace_back(env::kProgressFile, progress_file(*facts.progress_dir, facts.rank).string());
   return out;

@@ -30,9 +30,9 @@ struct TaskFacts {
   int local_world_size = 1;
   int node_rank = 0;
   std::string master_addr;
-  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES as Slurm set it
-  std::optional<std::string> task_log_dir;     // MGPR_LOG_DIR already in the environment
-  std::optional<std::string> submit_dir;       // SLURM_SUBMIT_DIR
+  std::optional<std::string> visible_devices;         // CUDA_VISIBLE_DEVICES as Slurm set it
+  std::optional<std::string> task_log_dir;            // MGPR_LOG_DIR already in the environment
+  std::optional<std::string> submit_dir;              // SLURM_SUBMIT_DIR
   std::optional<std::filesystem::path> progress_dir;  // when the watchdog reads reports
 };
 

@@ -101,8 +101,8 @@ WatchFacts Watchdog::observe() {
   // Other nodes' ranks show up here only when the log folder is shared.
   for (const auto& entry : std::filesystem::directory_iterator(config_.progress_dir, error)) {
     const auto rank = rank_of_progress_file(entry.path().filename().string());
-    const bool local = rank && std::find(config_.local_ranks.begin(), config_.local_ranks.end(), *rank) !=
-                                   config_.local_ranks.end();
+    const bool local =
+        rank && std::find(config_.local_ranks.begin(), config_.local_ranks.end(), *rank) != config_.local_ranks.end();
     if (rank && !local) facts.arrived_elsewhere.push_back(*rank);
   }
   return facts;

@@ -55,9 +55,9 @@ class Watchdog {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
   std::condition_variable_any wake_;
-  std::set<int> exited_ranks_;  // guarded by mutex_
+  std::set<int> exited_ranks_;                                         // guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
-  std::jthread thread_;         // last: it uses every member above
+  std::jthread thread_;                                                // last: it uses every member above
 };
 
 }  // namespace mgpr::spank

@@ -41,9 +41,8 @@ WatchVerdict rendezvous_verdict(const WatchFacts& facts) {
             "them";
   return {true, fmt::format("deadlock: step {}.{} on {}: {} did not reach rendezvous within {} s; arrived: {} "
                             "({} of {}). Likely cause: {}. Ending the step",
-                            facts.job_id, facts.step_id, facts.host, plural_ranks(missing),
-                            facts.rendezvous_timeout_s, rank_list(arrived), arrived.size(), facts.world_size,
-                            cause)};
+                            facts.job_id, facts.step_id, facts.host, plural_ranks(missing), facts.rendezvous_timeout_s,
+                            rank_list(arrived), arrived.size(), facts.world_size, cause)};
 }
 
 WatchVerdict stall_verdict(const WatchFacts& facts) {
@@ -59,11 +58,11 @@ WatchVerdict stall_verdict(const WatchFacts& facts) {
     }
   }
   if (stalled.empty()) return {};
-  return {true, fmt::format("stall: step {}.{} on {}: {} made no progress for {:.0f} s (--mgpr-stall={}). Likely "
-                            "cause: a collective waiting for a peer that died or diverged, or a deadlock in the "
-                            "program. Ending the step",
-                            facts.job_id, facts.step_id, facts.host, plural_ranks(stalled), longest,
-                            facts.stall_timeout_s)};
+  return {true,
+          fmt::format("stall: step {}.{} on {}: {} made no progress for {:.0f} s (--mgpr-stall={}). Likely "
+                      "cause: a collective waiting for a peer that died or diverged, or a deadlock in the "
+                      "program. Ending the step",
+                      facts.job_id, facts.step_id, facts.host, plural_ranks(stalled), longest, facts.stall_timeout_s)};
 }
 
 }  // namespace
@@ -85,13 +84,13 @@ bool exit_ends_step(int wait_status) {
 
 std::string early_exit_message(std::uint32_t job_id, std::uint32_t step_id, const std::string& host, int rank,
                                int wait_status) {
-  const std::string how = WIFEXITED(wait_status)
-                              ? fmt::format("exited with code {}", WEXITSTATUS(wait_status))
-                              : fmt::format("was killed by signal {} ({})", WTERMSIG(wait_status),
-                                            ::strsignal(WTERMSIG(wait_status)));
-  return fmt::format("rank {} of step {}.{} on {} {}; ending the step so its peers do not wait for it in a "
-                     "collective",
-                     rank, job_id, step_id, host, how);
+  const std::string how = WIFEXITED(wait_status) ? fmt::format("exited with code {}", WEXITSTATUS(wait_status))
+                                                 : fmt::format("was killed by signal {} ({})", WTERMSIG(wait_status),
+                                                               ::strsignal(WTERMSIG(wait_status)));
+  return fmt::format(
+      "rank {} of step {}.{} on {} {}; ending the step so its peers do not wait for it in a "
+      "collective",
+      rank, job_id, step_id, host, how);
 }
 
 }  // namespace mgpr::spank

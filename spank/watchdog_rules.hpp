@@ -15,8 +15,8 @@ namespace mgpr::spank {
 
 struct RankProgress {
   int rank = 0;
-  bool arrived = false;         // its progress file exists
-  bool exited = false;          // its task has ended (any way)
+  bool arrived = false;             // its progress file exists
+  bool exited = false;              // its task has ended (any way)
   double seconds_since_report = 0;  // age of its file's last touch, when arrived
 };
 
@@ -25,12 +25,12 @@ struct WatchFacts {
   std::uint32_t step_id = 0;
   std::string host;
   int world_size = 0;
-  double elapsed_s = 0;               // since the node's tasks were started
-  int rendezvous_timeout_s = 0;       // 0: no rendezvous check
-  int stall_timeout_s = 0;            // 0: no stall check
-  bool armed_from_start = false;      // --mgpr-timeout given: the program reports
-  std::vector<RankProgress> local;    // this node's ranks
-  std::vector<int> arrived_elsewhere; // other nodes' ranks whose files this node sees
+  double elapsed_s = 0;                // since the node's tasks were started
+  int rendezvous_timeout_s = 0;        // 0: no rendezvous check
+  int stall_timeout_s = 0;             // 0: no stall check
+  bool armed_from_start = false;       // --mgpr-timeout given: the program reports
+  std::vector<RankProgress> local;     // this node's ranks
+  std::vector<int> arrived_elsewhere;  // other nodes' ranks whose files this node sees
 };
 
 struct WatchVerdict {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -12,7 +13,6 @@
 #include <limits>
 #include <optional>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "mgpr/error.hpp"
 #include "override_grammar.hpp"
@@ -29,7 +29,8 @@ const std::array kKeys{
     ConfigKey{"image_path", &RunConfig::image_path, "rasters to process (also given as positional arguments)"},
     ConfigKey{"bands", &RunConfig::bands, "1-based band numbers fed to the model, e.g. bands=[1,2,3]"},
     ConfigKey{"scale", &RunConfig::scale, "multiplies raw pixel values (0: by data type, 1/255 for uint8)"},
-    ConfigKey{"mean", &RunConfig::mean, "subtracted after scaling, per band or one for all, e.g. mean=[0.485,0.456,0.406]"},
+    ConfigKey{"mean", &RunConfig::mean,
+              "subtracted after scaling, per band or one for all, e.g. mean=[0.485,0.456,0.406]"},
     ConfigKey{"std", &RunConfig::std, "divides after the mean, per band or one for all, e.g. std=[0.229,0.224,0.225]"},
     ConfigKey{"use_fake_data", &RunConfig::use_fake_data, "serve generated tiles instead of reading rasters"},
     ConfigKey{"dummy_dataset_count", &RunConfig::dummy_dataset_count, "number of fake tiles", {}, 1},
@@ -47,18 +48,27 @@ const std::array kKeys{
     ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1},
     ConfigKey{"threads", &RunConfig::threads, "LibTorch threads per rank (0: the CPUs given to the task)"},
     ConfigKey{"rendezvous_timeout", &RunConfig::rendezvous_timeout, "seconds every rank has to join the others", {}, 1},
-    ConfigKey{"force_precision", &RunConfig::force_precision, "run a precision the device only emulates slowly (bf16 on most CPUs)"},
-    ConfigKey{"model_libraries", &RunConfig::model_libraries, "shared libraries of custom operators the model needs (e.g. torchvision's), loaded before it"},
-    ConfigKey{"channels_last", &RunConfig::channels_last, "GPU: run the model in channels-last (NHWC) layout, faster on tensor cores"},
-    ConfigKey{"cudnn_benchmark", &RunConfig::cudnn_benchmark, "GPU: let cuDNN time its algorithms on the first batch (off: no gain measured on an H100, 5x the peak memory)"},
+    ConfigKey{"force_precision", &RunConfig::force_precision,
+              "run a precision the device only emulates slowly (bf16 on most CPUs)"},
+    ConfigKey{"model_libraries", &RunConfig::model_libraries,
+              "shared libraries of custom operators the model needs (e.g. torchvision's), loaded before it"},
+    ConfigKey{"channels_last", &RunConfig::channels_last,
+              "GPU: run the model in channels-last (NHWC) layout, faster on tensor cores"},
+    ConfigKey{
+        "cudnn_benchmark", &RunConfig::cudnn_benchmark,
+        "GPU: let cuDNN time its algorithms on the first batch (off: no gain measured on an H100, 5x the peak memory)"},
     ConfigKey{"score_threshold", &RunConfig::score_threshold, "task=detect: drop boxes scoring below this"},
-    ConfigKey{"iou_threshold", &RunConfig::iou_threshold, "task=detect: IoU at which boxes from overlapping tiles are merged"},
+    ConfigKey{"iou_threshold", &RunConfig::iou_threshold,
+              "task=detect: IoU at which boxes from overlapping tiles are merged"},
     ConfigKey{"class_aware_nms", &RunConfig::class_aware_nms, "task=detect: only boxes of the same label are merged"},
-    ConfigKey{"segment_probability", &RunConfig::segment_probability, "task=segment: also write the winning class's probability"},
+    ConfigKey{"segment_probability", &RunConfig::segment_probability,
+              "task=segment: also write the winning class's probability"},
     ConfigKey{"cog", &RunConfig::cog, "task=segment: also write the mosaic as a Cloud-Optimized GeoTIFF"},
-    ConfigKey{"quicklook", &RunConfig::quicklook, "write a downsampled PNG of each raster with the results drawn on it"},
+    ConfigKey{"quicklook", &RunConfig::quicklook,
+              "write a downsampled PNG of each raster with the results drawn on it"},
     ConfigKey{"quicklook_size", &RunConfig::quicklook_size, "longest side of the quicklook PNG in pixels", {}, 16},
-    ConfigKey{"resume", &RunConfig::resume, "skip the tiles an interrupted run with the same inputs and output_dir finished"},
+    ConfigKey{"resume", &RunConfig::resume,
+              "skip the tiles an interrupted run with the same inputs and output_dir finished"},
     ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},
     ConfigKey{"log_interval", &RunConfig::log_interval, "batches between progress lines (0: none)"},
 };
@@ -96,9 +106,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 [[noreturn]] void unknown_key(std::string_view key, std::string_view where) {
   const auto near = nearest_config_keys(key);
-  const std::string hint =
-      near.empty() ? std::string("run with --help to list the keys")
-                   : fmt::format("did you mean {}?", fmt::join(near, ", "));
+  const std::string hint = near.empty() ? std::string("run with --help to list the keys")
+                                        : fmt::format("did you mean {}?", fmt::join(near, ", "));
   throw UsageError(fmt::format("{}: unknown key '{}'; {}", where, key, hint));
 }
 
@@ -131,8 +140,8 @@ void check_value(const ConfigKey& key, const T& value, std::string_view where) {
     if (value < 0) throw UsageError(fmt::format("{}: {} must not be negative, got {}", where, key.name, value));
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
-      throw UsageError(fmt::format("{}: {} must be one of {}, got '{}'", where, key.name,
-                                   fmt::join(key.choices, ", "), value));
+      throw UsageError(
+          fmt::format("{}: {} must be one of {}, got '{}'", where, key.name, fmt::join(key.choices, ", "), value));
     }
   } else if constexpr (std::is_same_v<T, std::vector<int>>) {
     for (const int band : value) {
@@ -305,8 +314,8 @@ void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_
     const auto* key = find_config_key(name.str());
     if (key == nullptr) {
       if (node.is_table()) {
-        throw UsageError(fmt::format("{}: sections like [{}] are not used; write the keys at the top level",
-                                     where, name.str()));
+        throw UsageError(
+            fmt::format("{}: sections like [{}] are not used; write the keys at the top level", where, name.str()));
       }
       unknown_key(name.str(), where);
     }
@@ -317,8 +326,8 @@ void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_
 void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) {
-    throw UsageError(fmt::format("config file '{}' cannot be read: {}; check the path given to --config",
-                                 file.string(), std::strerror(errno)));
+    throw UsageError(fmt::format("config file '{}' cannot be read: {}; check the path given to --config", file.string(),
+                                 std::strerror(errno)));
   }
   std::ostringstream text;
   text << in.rdbuf();

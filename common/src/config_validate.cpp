@@ -22,10 +22,10 @@ void validate(const RunConfig& config) {
   // a GPU, and the value is almost certainly a typo.
   constexpr int kLargestTile = 16384;
   if (config.tile_size > kLargestTile) {
-    throw UsageError(fmt::format("tile_size={} is too large: one tile would need {:.0f} GiB per band as float; use "
-                                 "at most {} (typical: 512 to 2048)",
-                                 config.tile_size, 4.0 * config.tile_size * config.tile_size / (1 << 30),
-                                 kLargestTile));
+    throw UsageError(
+        fmt::format("tile_size={} is too large: one tile would need {:.0f} GiB per band as float; use "
+                    "at most {} (typical: 512 to 2048)",
+                    config.tile_size, 4.0 * config.tile_size * config.tile_size / (1 << 30), kLargestTile));
   }
   for (const double divisor : config.std) {
     if (divisor <= 0) {
@@ -33,15 +33,19 @@ void validate(const RunConfig& config) {
     }
   }
   if (config.iou_threshold <= 0 || config.iou_threshold > 1) {
-    throw UsageError(fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
+    throw UsageError(
+        fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
   }
   if (config.use_fake_data && config.task != "classify") {
-    throw UsageError(fmt::format("task={} needs a georeferenced raster; fake data (use_fake_data=true) serves "
-                                 "task=classify only", config.task));
+    throw UsageError(
+        fmt::format("task={} needs a georeferenced raster; fake data (use_fake_data=true) serves "
+                    "task=classify only",
+                    config.task));
   }
   if (config.image_path.empty() && !config.use_fake_data) {
-    throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
-                     "fake-data environment check");
+    throw UsageError(
+        "no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
+        "fake-data environment check");
   }
 }
 

@@ -17,9 +17,10 @@ std::optional<int> int_variable(const char* name) {
   if (raw == nullptr) return std::nullopt;
   const auto value = parse_number<int>(raw, 0, std::numeric_limits<int>::max());
   if (!value) {
-    throw UsageError(fmt::format("environment variable {}={} is not a whole number >= 0; unset it or "
-                                 "launch with srun --mgpr, which sets it",
-                                 name, quote_short(raw)));
+    throw UsageError(
+        fmt::format("environment variable {}={} is not a whole number >= 0; unset it or "
+                    "launch with srun --mgpr, which sets it",
+                    name, quote_short(raw)));
   }
   return value;
 }
@@ -105,14 +106,14 @@ std::optional<RankEnvironment> rank_environment_from_env() {
     }
     const auto job = static_cast<std::uint32_t>(int_variable(env::kSlurmJobId).value_or(0));
     const auto step = static_cast<std::uint32_t>(int_variable(env::kSlurmStepId).value_or(0));
-    out.master_port = int_variable(env::kMasterPort)
-                          .value_or(derive_master_port(job, step, kPlainSrunPortMin, kPlainSrunPortMax));
+    out.master_port =
+        int_variable(env::kMasterPort).value_or(derive_master_port(job, step, kPlainSrunPortMin, kPlainSrunPortMax));
   } else {
     return std::nullopt;
   }
   if (out.world_size < 1 || out.rank >= out.world_size) {
-    throw UsageError(fmt::format("rank {} does not fit a world of {} ranks: check RANK and WORLD_SIZE", out.rank,
-                                 out.world_size));
+    throw UsageError(
+        fmt::format("rank {} does not fit a world of {} ranks: check RANK and WORLD_SIZE", out.rank, out.world_size));
   }
   return out;
 }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "mgpr/error.hpp"
 #include "mgpr/text.hpp"
 
@@ -12,14 +11,12 @@ namespace {
 constexpr int kMaxGpusPerNode = 64;  // no real node has more; catches typos like 800
 
 bool valid_type_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
 }
 
 [[noreturn]] void bad_spec(std::string_view text, std::string_view why) {
   throw UsageError(fmt::format(
-      "invalid GPU spec '{}': {}; write [TYPE:]COUNT with COUNT GPUs per node, e.g. 'a100:2' or '4'", text,
-      why));
+      "invalid GPU spec '{}': {}; write [TYPE:]COUNT with COUNT GPUs per node, e.g. 'a100:2' or '4'", text, why));
 }
 
 }  // namespace
@@ -47,8 +44,7 @@ GpuSpec parse_gpu_spec(std::string_view text) {
   spec.count = *count;
   if (spec.count < 1) bad_spec(text, "the GPU count must be at least 1");
   if (spec.count > kMaxGpusPerNode) {
-    bad_spec(text, fmt::format("{} GPUs per node is more than any node has (max {})", spec.count,
-                               kMaxGpusPerNode));
+    bad_spec(text, fmt::format("{} GPUs per node is more than any node has (max {})", spec.count, kMaxGpusPerNode));
   }
   return spec;
 }

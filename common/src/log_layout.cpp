@@ -100,8 +100,8 @@ void write_file_atomically(const fs::path& target, std::string_view content) {
       const std::string why = std::strerror(errno);
       std::error_code ignored;
       fs::remove(temporary, ignored);
-      throw IoError(fmt::format("cannot write '{}': {}; check that its folder exists and is writable",
-                                   target.string(), why));
+      throw IoError(
+          fmt::format("cannot write '{}': {}; check that its folder exists and is writable", target.string(), why));
     }
   }
   std::error_code ec;

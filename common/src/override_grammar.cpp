@@ -17,9 +17,8 @@ std::string_view trim(std::string_view s) {
 
 bool is_key(std::string_view key) {
   if (key.empty() || !((key.front() >= 'a' && key.front() <= 'z') || key.front() == '_')) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-  });
+  return std::all_of(key.begin(), key.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'; });
 }
 
 // The argument with Hydra's prefix taken off, and whether it was '~'.
@@ -54,9 +53,10 @@ Override parse_override(std::string_view argument) {
   result.key = trim(rest.substr(0, equals));
   if (equals != std::string_view::npos) result.value = rest.substr(equals + 1);
   if (result.key.empty() || (equals == std::string_view::npos && !reset)) {
-    throw UsageError(fmt::format("override '{}': expected key=value, e.g. tile_size=1024 (or ~key to put a key "
-                                 "back to its default)",
-                                 argument));
+    throw UsageError(
+        fmt::format("override '{}': expected key=value, e.g. tile_size=1024 (or ~key to put a key "
+                    "back to its default)",
+                    argument));
   }
   result.reset = reset || trim(result.value) == "null";
   return result;

@@ -111,7 +111,9 @@ std::vector<char*> c_string_array(std::vector<std::string>& strings) {
 // another program in between is possible but rare, and the caller's bind says so.
 int free_tcp_port(const char* for_what) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(fmt::format("finding a free port for {} failed: socket(): {}", for_what, std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("finding a free port for {} failed: socket(): {}", for_what, std::strerror(errno)));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_ANY);
@@ -121,7 +123,8 @@ int free_tcp_port(const char* for_what) {
                   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
   const int error = errno;
   ::close(fd);
-  if (!ok) throw std::runtime_error(fmt::format("finding a free port for {} failed: {}", for_what, std::strerror(error)));
+  if (!ok)
+    throw std::runtime_error(fmt::format("finding a free port for {} failed: {}", for_what, std::strerror(error)));
   return ntohs(address.sin_port);
 }
 

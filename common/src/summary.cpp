@@ -23,9 +23,12 @@ RankStatus status_from_string(std::string_view text, std::string_view source) {
 
 std::string_view to_string(RankStatus status) {
   switch (status) {
-    case RankStatus::kOk: return "ok";
-    case RankStatus::kFailed: return "failed";
-    case RankStatus::kInterrupted: return "interrupted";
+    case RankStatus::kOk:
+      return "ok";
+    case RankStatus::kFailed:
+      return "failed";
+    case RankStatus::kInterrupted:
+      return "interrupted";
   }
   return "unknown";
 }
@@ -64,16 +67,18 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
   try {
     document = json::parse(text);
   } catch (const json::parse_error& error) {
-    throw UsageError(fmt::format("{}: not a valid summary (broken JSON: {}); the rank may have died while "
-                                 "writing it",
-                                 source, error.what()));
+    throw UsageError(
+        fmt::format("{}: not a valid summary (broken JSON: {}); the rank may have died while "
+                    "writing it",
+                    source, error.what()));
   }
   try {
     const int schema = document.at("schema").get<int>();
     if (schema != kSummarySchema) {
-      throw UsageError(fmt::format("{}: summary schema {} is not the {} this mgpr reads; use the mgpr-logs of "
-                                   "the version that ran the job",
-                                   source, schema, kSummarySchema));
+      throw UsageError(
+          fmt::format("{}: summary schema {} is not the {} this mgpr reads; use the mgpr-logs of "
+                      "the version that ran the job",
+                      source, schema, kSummarySchema));
     }
     RankSummary s;
     s.job_id = document.at("job_id").get<std::string>();

@@ -45,7 +45,7 @@ int default_threads(const RankEnvironment& ranks) {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int usable = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-                                                                     : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+                                                                    : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   return std::max(1, usable / std::max(1, ranks.local_world_size));
 }
 
@@ -115,8 +115,8 @@ std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironmen
       }
     }
     if (!done.empty()) {
-      fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(),
-                 all_tiles, journal_folder.string(), tiles_left);
+      fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(), all_tiles,
+                 journal_folder.string(), tiles_left);
     }
     std::fflush(stdout);
   }
@@ -147,11 +147,11 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
   ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(todo.size()) / ranks.world_size, config.log_interval,
                           ::isatty(STDERR_FILENO) != 0);
   auto heartbeat = Heartbeat::from_environment();
-  const auto stats = run_pipeline(readers, *run.model, run.device, *run.output,
-                                  {config.batch_size, [&](const PipelineStats& running) {
-                                     printer.update(running);
-                                     heartbeat.progress();
-                                   }});
+  const auto stats =
+      run_pipeline(readers, *run.model, run.device, *run.output, {config.batch_size, [&](const PipelineStats& running) {
+                                                                    printer.update(running);
+                                                                    heartbeat.progress();
+                                                                  }});
   printer.finish(stats);
   fill_from_stats(summary, stats);
 
@@ -188,9 +188,10 @@ void report(const RunConfig& config, const RankEnvironment& ranks, Communicator&
     }
     fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
     if (!complete) {
-      fmt::print("# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
-                 "job does so) to finish the rest\n",
-                 done.size(), all_tiles, journal_dir(config).string());
+      fmt::print(
+          "# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
+          "job does so) to finish the rest\n",
+          done.size(), all_tiles, journal_dir(config).string());
     }
     std::fflush(stdout);
   }

@@ -23,10 +23,10 @@
 
 #include "distributed/collectives.hpp"
 #include "distributed/communicator.hpp"
-#include "mgpr/error.hpp"
-#include "mgpr/process.hpp"
 #include "distributed/heartbeat.hpp"
 #include "distributed/rendezvous_diagnoses.hpp"
+#include "mgpr/error.hpp"
+#include "mgpr/process.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -170,7 +170,8 @@ class GlooCollectives final : public Collectives {
 
     std::vector<std::string> out;
     for (int r = 0; r < world_size_; ++r) {
-      const auto* begin = reinterpret_cast<const char*>(data_out[0][static_cast<std::size_t>(r)].data_ptr<std::uint8_t>());
+      const auto* begin =
+          reinterpret_cast<const char*>(data_out[0][static_cast<std::size_t>(r)].data_ptr<std::uint8_t>());
       out.emplace_back(begin, static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
     }
     return out;

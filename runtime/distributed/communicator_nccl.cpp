@@ -15,8 +15,8 @@ namespace {
 
 void check_cuda(cudaError_t status, const char* call) {
   if (status != cudaSuccess) {
-    throw std::runtime_error(fmt::format("{} failed: {} ({})", call, cudaGetErrorString(status),
-                                         cudaGetErrorName(status)));
+    throw std::runtime_error(
+        fmt::format("{} failed: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)));
   }
 }
 
@@ -31,7 +31,9 @@ void check_nccl(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
 
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t bytes) { check_cuda(cudaMalloc(&data_, std::max<std::size_t>(bytes, 1)), "cudaMalloc"); }
+  explicit DeviceBuffer(std::size_t bytes) {
+    check_cuda(cudaMalloc(&data_, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
+  }
   ~DeviceBuffer() { (void)cudaFree(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -54,9 +56,10 @@ class NcclCollectives final : public Collectives {
     } else {
       const std::string shared = store.get("nccl/id");
       if (shared.size() != sizeof(id.internal)) {
-        throw std::runtime_error(fmt::format("the NCCL id rank 0 shared has {} bytes, not {}: ranks built against "
-                                             "different NCCL versions?",
-                                             shared.size(), sizeof(id.internal)));
+        throw std::runtime_error(
+            fmt::format("the NCCL id rank 0 shared has {} bytes, not {}: ranks built against "
+                        "different NCCL versions?",
+                        shared.size(), sizeof(id.internal)));
       }
       std::memcpy(id.internal, shared.data(), sizeof(id.internal));
     }
@@ -94,13 +97,16 @@ class NcclCollectives final : public Collectives {
     {
       const DeviceBuffer in(sizeof(std::int64_t));
       const DeviceBuffer out(sizeof(std::int64_t) * world);
-      check_cuda(cudaMemcpyAsync(in.get(), &length, sizeof(length), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
-      check_nccl(ncclAllGather(in.get(), out.get(), 1, ncclInt64, comm_, stream_), "ncclAllGather", comm_);
-      check_cuda(cudaMemcpyAsync(lengths.data(), out.get(), sizeof(std::int64_t) * world, cudaMemcpyDeviceToHost, stream_),
+      check_cuda(cudaMemcpyAsync(in.get(), &length, sizeof(length), cudaMemcpyHostToDevice, stream_),
                  "cudaMemcpyAsync");
+      check_nccl(ncclAllGather(in.get(), out.get(), 1, ncclInt64, comm_, stream_), "ncclAllGather", comm_);
+      check_cuda(
+          cudaMemcpyAsync(lengths.data(), out.get(), sizeof(std::int64_t) * world, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync");
       check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
-    const auto padded = static_cast<std::size_t>(std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end())));
+    const auto padded =
+        static_cast<std::size_t>(std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end())));
     std::vector<char> host_in(padded, 0);
     std::memcpy(host_in.data(), bytes.data(), bytes.size());
     std::vector<char> host_out(padded * world);

@@ -45,9 +45,10 @@ std::vector<std::string> devices_for(int ranks) {
   if (const char* visible = std::getenv(env::kCudaVisibleDevices)) {
     devices = split_list(visible);
     if (devices.size() < static_cast<std::size_t>(ranks)) {
-      throw UsageError(fmt::format("gpus={} asks for one GPU per rank, but CUDA_VISIBLE_DEVICES='{}' lists {}: ask "
-                                   "for at most {} ranks or widen CUDA_VISIBLE_DEVICES",
-                                   ranks, visible, devices.size(), devices.size()));
+      throw UsageError(
+          fmt::format("gpus={} asks for one GPU per rank, but CUDA_VISIBLE_DEVICES='{}' lists {}: ask "
+                      "for at most {} ranks or widen CUDA_VISIBLE_DEVICES",
+                      ranks, visible, devices.size(), devices.size()));
     }
     devices.resize(static_cast<std::size_t>(ranks));
   } else {
@@ -159,8 +160,7 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
   for (int rank = 0; rank < ranks; ++rank) {
     std::vector<std::string> argv_strings{executable};
     argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
-    auto env_strings = child_environment(
-        rank, ranks, port, devices ? device_for_rank(*devices, rank) : std::nullopt);
+    auto env_strings = child_environment(rank, ranks, port, devices ? device_for_rank(*devices, rank) : std::nullopt);
     const auto argv = c_string_array(argv_strings);
     const auto envp = c_string_array(env_strings);
     pid_t pid = -1;
@@ -170,8 +170,8 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
     if (error != 0) {
       signal_running(children, SIGKILL);
       for (const auto& child : children) ::waitpid(child.pid, nullptr, 0);
-      throw std::runtime_error(fmt::format("could not start local rank {} of {} ({}): {}", rank, ranks, executable,
-                                           std::strerror(error)));
+      throw std::runtime_error(
+          fmt::format("could not start local rank {} of {} ({}): {}", rank, ranks, executable, std::strerror(error)));
     }
     children.push_back({pid, rank, true});
   }
@@ -192,7 +192,8 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
       // A rank that stopped on request ends like its peers, which got the same signal
       // or finish the run; signalling them again would end them before they journal.
       if (exit_status_code(status) == kExitStopped && !first_failure) first_failure = kExitStopped;
-      if (exit_status_code(status) != 0 && exit_status_code(status) != kExitStopped && (!first_failure || *first_failure == kExitStopped)) {
+      if (exit_status_code(status) != 0 && exit_status_code(status) != kExitStopped &&
+          (!first_failure || *first_failure == kExitStopped)) {
         first_failure = exit_status_code(status);
         if (running > 0) {
           std::cerr << fmt::format("mgpr: {}; stopping the other ranks\n", describe(child.rank, status));

@@ -33,10 +33,9 @@ bool place_in_image(Box& box, const PixelWindow& window, int image_width, int im
   if (!(box.x2 > box.x1) || !(box.y2 > box.y1)) return false;
   // Only a window edge inside the image can cut an object; the image's own edges
   // (and the padding beyond a small image) cannot hide a rest of it.
-  box.truncated = (left > 0 && box.x1 <= left + edge_tolerance) ||
-                  (right < image_width && box.x2 >= right - edge_tolerance) ||
-                  (top > 0 && box.y1 <= top + edge_tolerance) ||
-                  (bottom < image_height && box.y2 >= bottom - edge_tolerance);
+  box.truncated =
+      (left > 0 && box.x1 <= left + edge_tolerance) || (right < image_width && box.x2 >= right - edge_tolerance) ||
+      (top > 0 && box.y1 <= top + edge_tolerance) || (bottom < image_height && box.y2 >= bottom - edge_tolerance);
   return true;
 }
 
@@ -105,7 +104,8 @@ class KeptGrid {
   // A kept box spanning several cells is checked once per shared cell; harmless.
   bool any_suppresses(const Box& candidate, const MergeOptions& options) {
     return for_cells(candidate, [&](const std::vector<Box>& cell) {
-      return std::any_of(cell.begin(), cell.end(), [&](const Box& kept) { return suppresses(kept, candidate, options); });
+      return std::any_of(cell.begin(), cell.end(),
+                         [&](const Box& kept) { return suppresses(kept, candidate, options); });
     });
   }
 
@@ -161,8 +161,8 @@ std::vector<Box> merge_boxes(std::span<const Box> boxes, const MergeOptions& opt
     }
   } else {
     for (const Box& candidate : ranked) {
-      const bool dropped = std::any_of(kept.begin(), kept.end(),
-                                       [&](const Box& box) { return suppresses(box, candidate, options); });
+      const bool dropped =
+          std::any_of(kept.begin(), kept.end(), [&](const Box& box) { return suppresses(box, candidate, options); });
       if (!dropped) kept.push_back(candidate);
     }
   }

@@ -21,16 +21,15 @@ class ScriptBuilder {
   explicit ScriptBuilder(torch::jit::Module& module) : module_(module) {}
 
   // One convolution with bias; returns the expression applying it to `input`.
-  std::string conv(const std::string& input, int in, int out, int kernel, int stride, int padding,
-                   double gain = 1.0) {
+  std::string conv(const std::string& input, int in, int out, int kernel, int stride, int padding, double gain = 1.0) {
     const std::string name = fmt::format("p{}", parameters_++);
     // He initialisation keeps activations in range through the depth without batch norm;
     // `gain` damps the last convolution of each residual branch for the same reason.
     const double scale = gain * std::sqrt(2.0 / (in * kernel * kernel));
     module_.register_parameter(name + "_w", torch::randn({out, in, kernel, kernel}) * scale, false);
     module_.register_parameter(name + "_b", torch::zeros({out}), false);
-    return fmt::format("torch.conv2d({}, self.{}_w, self.{}_b, [{},{}], [{},{}])", input, name, name, stride,
-                       stride, padding, padding);
+    return fmt::format("torch.conv2d({}, self.{}_w, self.{}_b, [{},{}], [{},{}])", input, name, name, stride, stride,
+                       padding, padding);
   }
 
   std::string linear(const std::string& input, int in, int out) {
@@ -83,9 +82,10 @@ bool is_builtin_model(std::string_view spec) { return spec.starts_with(kPrefix);
 torch::jit::Module make_builtin_model(std::string_view spec, int in_channels) {
   const auto name = spec.substr(kPrefix.size());
   if (name != "resnet50") {
-    throw UsageError(fmt::format("model '{}': no such built-in model; the built-in one is builtin:resnet50, "
-                                 "or give a TorchScript file",
-                                 spec));
+    throw UsageError(
+        fmt::format("model '{}': no such built-in model; the built-in one is builtin:resnet50, "
+                    "or give a TorchScript file",
+                    spec));
   }
   // Same weights on every rank and every run, so results are comparable.
   torch::manual_seed(0);

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "mgpr/error.hpp"
 #include "model/autocast_scope.hpp"
 #include "model/builtin_model.hpp"
 #include "model/device_memory.hpp"
-#include "mgpr/error.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -56,9 +56,10 @@ void load_operator_libraries(const std::vector<std::string>& libraries) {
   for (const auto& library : libraries) {
     if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* reason = ::dlerror();
-      throw UsageError(fmt::format("model_libraries: cannot load '{}': {}; give the full path of a shared library "
-                                   "built for this LibTorch (e.g. torchvision's _C.so)",
-                                   library, reason != nullptr ? reason : "unknown error"));
+      throw UsageError(
+          fmt::format("model_libraries: cannot load '{}': {}; give the full path of a shared library "
+                      "built for this LibTorch (e.g. torchvision's _C.so)",
+                      library, reason != nullptr ? reason : "unknown error"));
     }
   }
 }
@@ -67,16 +68,18 @@ torch::jit::Module load_script(const std::string& spec, int channels) {
   if (is_builtin_model(spec)) return make_builtin_model(spec, channels);
   std::error_code error;
   if (!std::filesystem::is_regular_file(spec, error)) {
-    throw UsageError(fmt::format("model '{}' does not exist or is not a file; give a TorchScript file "
-                                 "(torch.jit.script(model).save(path)) or model=builtin:resnet50",
-                                 spec));
+    throw UsageError(
+        fmt::format("model '{}' does not exist or is not a file; give a TorchScript file "
+                    "(torch.jit.script(model).save(path)) or model=builtin:resnet50",
+                    spec));
   }
   try {
     return torch::jit::load(spec, torch::kCPU);
   } catch (const c10::Error& failure) {
-    throw UsageError(fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with "
-                                 "torch.jit.script(model).save(path) (not torch.save, and not a frozen module)",
-                                 spec, first_line(failure.what_without_backtrace())));
+    throw UsageError(
+        fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with "
+                    "torch.jit.script(model).save(path) (not torch.save, and not a frozen module)",
+                    spec, first_line(failure.what_without_backtrace())));
   }
 }
 
@@ -94,8 +97,9 @@ void weights_to_channels_last(torch::jit::Module& module) {
 DeviceChoice choose_device(const RunConfig& config, int local_rank) {
   const bool has_cuda = torch::cuda::is_available();
   if (config.accelerator == "gpu" && !has_cuda) {
-    throw UsageError("accelerator=gpu but no GPU is visible to this rank (check the job's --gpus and "
-                     "CUDA_VISIBLE_DEVICES), or run on CPU with accelerator=cpu");
+    throw UsageError(
+        "accelerator=gpu but no GPU is visible to this rank (check the job's --gpus and "
+        "CUDA_VISIBLE_DEVICES), or run on CPU with accelerator=cpu");
   }
   DeviceChoice choice;
   if (has_cuda && config.accelerator != "cpu") {
@@ -116,24 +120,27 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
     const int needed = dtype_ == torch::kBFloat16 ? 80 : 70;
     const int capability = compute_capability(device);
     if (capability < needed && !config.force_precision) {
-      throw UsageError(fmt::format("precision={} on {} (compute capability {}.{}) is emulated or unsupported: it "
-                                   "needs {}.{} or newer; use precision=fp32{}, or force_precision=true to run it "
-                                   "anyway",
-                                   config.precision, device_product_name(device), capability / 10, capability % 10,
-                                   needed / 10, needed % 10, dtype_ == torch::kBFloat16 ? " or fp16" : ""));
+      throw UsageError(
+          fmt::format("precision={} on {} (compute capability {}.{}) is emulated or unsupported: it "
+                      "needs {}.{} or newer; use precision=fp32{}, or force_precision=true to run it "
+                      "anyway",
+                      config.precision, device_product_name(device), capability / 10, capability % 10, needed / 10,
+                      needed % 10, dtype_ == torch::kBFloat16 ? " or fp16" : ""));
     }
     autocast_ = true;
   }
   if (!device.is_cuda && dtype_ != torch::kFloat) {
     const bool slow = dtype_ == torch::kHalf || !cpu_has_native_bf16();
     if (slow && !config.force_precision) {
-      throw UsageError(fmt::format("precision={} on this CPU is emulated and many times slower than fp32 "
-                                   "(no native {} support); use precision=fp32, or force_precision=true to run "
-                                   "it anyway",
-                                   config.precision, config.precision));
+      throw UsageError(
+          fmt::format("precision={} on this CPU is emulated and many times slower than fp32 "
+                      "(no native {} support); use precision=fp32, or force_precision=true to run "
+                      "it anyway",
+                      config.precision, config.precision));
     }
-    if (slow) warnings_.push_back(fmt::format("precision={} forced on a CPU that emulates it: expect it slow",
-                                              config.precision));
+    if (slow)
+      warnings_.push_back(
+          fmt::format("precision={} forced on a CPU that emulates it: expect it slow", config.precision));
   }
 
   load_operator_libraries(config.model_libraries);
@@ -164,18 +171,18 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
                                       first_line(failure.what_without_backtrace())));
     }
   }
-  description_ = fmt::format("{} on {} in {}{}{}{}", config.model, device.name, config.precision,
-                             autocast_ ? " (autocast)" : "", channels_last_ ? ", channels-last" : "",
-                             optimized ? ", optimised for inference" : "");
+  description_ =
+      fmt::format("{} on {} in {}{}{}{}", config.model, device.name, config.precision, autocast_ ? " (autocast)" : "",
+                  channels_last_ ? ", channels-last" : "", optimized ? ", optimised for inference" : "");
 
   // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
   try {
     dummy_output_ = forward(torch::zeros({1, channels, config.tile_size, config.tile_size}));
   } catch (const std::exception& failure) {
-    throw UsageError(fmt::format("model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, "
-                                 "width): {}; check tile_size and bands against the input the model expects",
-                                 config.model, channels, config.tile_size, config.tile_size,
-                                 first_line(failure.what())));
+    throw UsageError(
+        fmt::format("model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, "
+                    "width): {}; check tile_size and bands against the input the model expects",
+                    config.model, channels, config.tile_size, config.tile_size, first_line(failure.what())));
   }
 }
 

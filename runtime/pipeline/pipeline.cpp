@@ -5,18 +5,16 @@
 #include <cstring>
 #include <vector>
 
+#include "model/device_memory.hpp"
 #include "pipeline/batch_transfer.hpp"
 #include "pipeline/compute_timer.hpp"
-#include "model/device_memory.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Copies the tiles into one [B, C, H, W] tensor; in page-locked memory when the model is
 // on a GPU, so the host-to-device copy can run asynchronously. (Copying on LibTorch's
@@ -24,8 +22,8 @@ double seconds_since(Clock::time_point start) {
 torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
   const auto& first = tiles.front();
   auto options = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(pinned);
-  auto batch = torch::empty({static_cast<std::int64_t>(tiles.size()), first.channels, first.height, first.width},
-                            options);
+  auto batch =
+      torch::empty({static_cast<std::int64_t>(tiles.size()), first.channels, first.height, first.width}, options);
   const std::size_t tile_floats = first.pixels.size();
   auto* destination = batch.data_ptr<float>();
   for (std::size_t i = 0; i < tiles.size(); ++i) {
@@ -36,8 +34,8 @@ torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
 
 }  // namespace
 
-PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device,
-                           BatchConsumer& consumer, const PipelineOptions& options) {
+PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
+                           const PipelineOptions& options) {
   const auto started = Clock::now();
   PipelineStats stats;
   BatchTransfer transfer(device);

@@ -29,7 +29,7 @@ struct PipelineStats {
   double model_s = 0;
   // Waiting for the readers; on a GPU partly while it still computes the previous batch.
   double data_wait_s = 0;
-  double read_s = 0;       // the readers' own time, summed over threads
+  double read_s = 0;  // the readers' own time, summed over threads
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;
   std::int64_t memory_total_bytes = 0;
@@ -42,7 +42,7 @@ struct PipelineOptions {
   std::function<void(const PipelineStats&)> on_batch;
 };
 
-PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device,
-                           BatchConsumer& consumer, const PipelineOptions& options);
+PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
+                           const PipelineOptions& options);
 
 }  // namespace mgpr::runtime

@@ -14,7 +14,9 @@ std::string gib(std::int64_t bytes) { return fmt::format("{:.2f} GiB", static_ca
 }  // namespace
 
 ProgressPrinter::ProgressPrinter(int rank, std::int64_t expected_tiles, int log_interval, bool terminal)
-    : rank_(rank), expected_tiles_(std::max<std::int64_t>(1, expected_tiles)), log_interval_(log_interval),
+    : rank_(rank),
+      expected_tiles_(std::max<std::int64_t>(1, expected_tiles)),
+      log_interval_(log_interval),
       terminal_(terminal && rank == 0) {}
 
 void ProgressPrinter::update(const PipelineStats& stats) {
@@ -52,13 +54,13 @@ std::string usage_summary(std::span<const RankSummary> ranks, double job_elapsed
     const auto& first = *members.front();
     text += fmt::format("  {} {}{}\n", host, device, first.gpu_name.empty() ? "" : " (" + first.gpu_name + ")");
     for (const auto* r : members) {
-      text += fmt::format("    rank {:>3}: {:>6} tiles {:>8.2f} tiles/s  busy {:>5.1f}%  waited {:>6.2f} s  memory avg "
-                          "{} peak {}{}{}  {}\n",
-                          r->rank, r->tiles, r->tiles_per_s(), r->busy_percent(), r->data_wait_s,
-                          gib(r->memory_avg_bytes), gib(r->memory_peak_bytes),
-                          r->memory_device_peak_bytes > 0 ? ", card " + gib(r->memory_device_peak_bytes) : std::string(),
-                          r->memory_total_bytes > 0 ? " of " + gib(r->memory_total_bytes) : std::string(),
-                          to_string(r->status));
+      text += fmt::format(
+          "    rank {:>3}: {:>6} tiles {:>8.2f} tiles/s  busy {:>5.1f}%  waited {:>6.2f} s  memory avg "
+          "{} peak {}{}{}  {}\n",
+          r->rank, r->tiles, r->tiles_per_s(), r->busy_percent(), r->data_wait_s, gib(r->memory_avg_bytes),
+          gib(r->memory_peak_bytes),
+          r->memory_device_peak_bytes > 0 ? ", card " + gib(r->memory_device_peak_bytes) : std::string(),
+          r->memory_total_bytes > 0 ? " of " + gib(r->memory_total_bytes) : std::string(), to_string(r->status));
     }
   }
   const auto totals = total(ranks);

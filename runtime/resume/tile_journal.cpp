@@ -41,26 +41,26 @@ std::string file_identity(const std::string& path) {
 }  // namespace
 
 std::filesystem::path journal_dir(const RunConfig& c) {
-  std::string text = fmt::format("task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
-                                 "score={} probability={} fake={} count={}\nmodel={}\n",
-                                 c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale,
-                                 fmt::join(c.mean, ","), fmt::join(c.std, ","), c.precision, c.score_threshold,
-                                 c.segment_probability, c.use_fake_data, c.dummy_dataset_count,
-                                 file_identity(c.model));
+  std::string text = fmt::format(
+      "task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
+      "score={} probability={} fake={} count={}\nmodel={}\n",
+      c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale, fmt::join(c.mean, ","), fmt::join(c.std, ","),
+      c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count,
+      file_identity(c.model));
   for (const auto& library : c.model_libraries) text += "library=" + file_identity(library) + "\n";
   for (const auto& raster : c.image_path) text += "raster=" + file_identity(raster) + "\n";
   return std::filesystem::path(c.output_dir) / kJournalFolder / fmt::format("{:016x}", fnv1a(text));
 }
 
-TileJournal::TileJournal(const std::filesystem::path& dir, int rank)
-    : file_(dir / fmt::format("rank-{}.tiles", rank)) {
+TileJournal::TileJournal(const std::filesystem::path& dir, int rank) : file_(dir / fmt::format("rank-{}.tiles", rank)) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    throw std::runtime_error(fmt::format("cannot open the resume journal '{}': {}; check that output_dir is "
-                                         "writable",
-                                         file_.string(), std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot open the resume journal '{}': {}; check that output_dir is "
+                    "writable",
+                    file_.string(), std::strerror(errno)));
   }
 }
 
@@ -75,9 +75,7 @@ TileJournal::~TileJournal() {
   ::close(fd_);
 }
 
-void TileJournal::append(const TileId& id, std::string_view payload) {
-  pending_ += format_result_line(id, payload);
-}
+void TileJournal::append(const TileId& id, std::string_view payload) { pending_ += format_result_line(id, payload); }
 
 void TileJournal::flush() {
   std::string_view rest = pending_;
@@ -85,8 +83,8 @@ void TileJournal::flush() {
     const auto written = ::write(fd_, rest.data(), rest.size());
     if (written < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error(fmt::format("writing the resume journal '{}' failed: {}", file_.string(),
-                                           std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("writing the resume journal '{}' failed: {}", file_.string(), std::strerror(errno)));
     }
     rest.remove_prefix(static_cast<std::size_t>(written));
   }

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "mgpr/config.hpp"
 #include "geometry/tiler.hpp"
+#include "mgpr/config.hpp"
 
 namespace mgpr::runtime {
 

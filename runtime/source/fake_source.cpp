@@ -74,8 +74,8 @@ std::unique_ptr<TileSource> make_fake_source(const RunConfig& config) {
     throw UsageError(fmt::format("dummy_dataset_count={} must be at least 1", config.dummy_dataset_count));
   }
   if (!(config.dummy_dataset_delay >= 0.0)) {
-    throw UsageError(fmt::format("dummy_dataset_delay={} must be 0 or more seconds per fake tile",
-                                 config.dummy_dataset_delay));
+    throw UsageError(
+        fmt::format("dummy_dataset_delay={} must be 0 or more seconds per fake tile", config.dummy_dataset_delay));
   }
   check_tiling(config, kFakeChannels);
   return std::make_unique<FakeSource>(config.dummy_dataset_count, config.tile_size, config.dummy_dataset_delay);

@@ -134,8 +134,8 @@ GDALDataset& RasterReader::dataset(int image) {
 void RasterReader::read(const Tile& tile, TileData& out) {
   const auto start = std::chrono::steady_clock::now();
   if (tile.id.image < 0 || static_cast<std::size_t>(tile.id.image) >= plans_.size()) {
-    throw std::runtime_error(fmt::format("tile of image {} requested, but the run has {} raster(s)", tile.id.image,
-                                         plans_.size()));
+    throw std::runtime_error(
+        fmt::format("tile of image {} requested, but the run has {} raster(s)", tile.id.image, plans_.size()));
   }
   const auto& plan = plans_[static_cast<std::size_t>(tile.id.image)];
   const auto& window = tile.window;
@@ -156,10 +156,10 @@ void RasterReader::read(const Tile& tile, TileData& out) {
   if (source.RasterIO(GF_Read, window.x, window.y, window.width, window.height, window_.data(), window.width,
                       window.height, plan.buffer_type, static_cast<int>(band_count),
                       const_cast<int*>(plan.band_map.data()), 0, 0, 0, nullptr) != CE_None) {
-    throw std::runtime_error(fmt::format("reading raster '{}' window x={} y={} {}x{} failed: {}; the file may be truncated or "
-                                         "corrupt: check it with `gdalinfo -checksum {}`",
-                                         plan.path, window.x, window.y, window.width, window.height,
-                                         CPLGetLastErrorMsg(), plan.path));
+    throw std::runtime_error(
+        fmt::format("reading raster '{}' window x={} y={} {}x{} failed: {}; the file may be truncated or "
+                    "corrupt: check it with `gdalinfo -checksum {}`",
+                    plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
   }
 
   prepare_tile(tile, plan, tile_size_, out);

@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <array>
-#include <stdexcept>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -28,9 +28,7 @@ std::string plural(std::size_t count, std::string_view noun) {
 
 // GDAL also opens "/vsicurl/...", "NETCDF:file:var" and the like; only plain paths can
 // be told missing by looking at the file system.
-bool is_plain_path(const std::string& path) {
-  return !path.starts_with("/vsi") && path.find(':') == std::string::npos;
-}
+bool is_plain_path(const std::string& path) { return !path.starts_with("/vsi") && path.find(':') == std::string::npos; }
 
 GDALDatasetUniquePtr open_or_explain(const std::string& path) {
   CPLErrorReset();
@@ -38,15 +36,17 @@ GDALDatasetUniquePtr open_or_explain(const std::string& path) {
   if (dataset) return dataset;
   std::error_code error;
   if (is_plain_path(path) && !std::filesystem::exists(path, error)) {
-    throw UsageError(fmt::format("raster '{}' does not exist; check the path (relative paths start from {}), or "
-                                 "pass use_fake_data=true for a fake-data environment check",
-                                 path, std::filesystem::current_path(error).string()));
+    throw UsageError(
+        fmt::format("raster '{}' does not exist; check the path (relative paths start from {}), or "
+                    "pass use_fake_data=true for a fake-data environment check",
+                    path, std::filesystem::current_path(error).string()));
   }
   const std::string reason = gdal_last_error("GDAL recognises no raster format in it");
-  throw UsageError(fmt::format("raster '{}' cannot be opened as a raster: {}; check that it is a complete GeoTIFF "
-                               "or another format GDAL reads (`gdalinfo {}` shows what GDAL sees), and copy it "
-                               "again if it was cut short",
-                               path, reason, path));
+  throw UsageError(
+      fmt::format("raster '{}' cannot be opened as a raster: {}; check that it is a complete GeoTIFF "
+                  "or another format GDAL reads (`gdalinfo {}` shows what GDAL sees), and copy it "
+                  "again if it was cut short",
+                  path, reason, path));
 }
 
 std::vector<int> select_bands(const RunConfig& config, const std::string& path, int band_count) {
@@ -55,10 +55,11 @@ std::vector<int> select_bands(const RunConfig& config, const std::string& path, 
   if (config.bands.empty()) return defaults;
   for (const int band : config.bands) {
     if (band < 1 || band > band_count) {
-      throw UsageError(fmt::format("raster '{}' has {}, but bands={} asks for band {}; choose band numbers from 1 "
-                                   "to {} (e.g. bands={})",
-                                   path, plural(static_cast<std::size_t>(band_count), "band"),
-                                   fmt::join(config.bands, ","), band, band_count, fmt::join(defaults, ",")));
+      throw UsageError(
+          fmt::format("raster '{}' has {}, but bands={} asks for band {}; choose band numbers from 1 "
+                      "to {} (e.g. bands={})",
+                      path, plural(static_cast<std::size_t>(band_count), "band"), fmt::join(config.bands, ","), band,
+                      band_count, fmt::join(defaults, ",")));
     }
   }
   return config.bands;
@@ -91,10 +92,11 @@ std::vector<double> per_band(const std::vector<double>& values, double fallback,
   if (values.empty()) return std::vector<double>(bands.size(), fallback);
   if (values.size() == 1) return std::vector<double>(bands.size(), values.front());
   if (values.size() == bands.size()) return values;
-  throw UsageError(fmt::format("{} has {} values but {} selected from raster '{}' (bands={}); give one value for "
-                               "all bands or one per selected band",
-                               key, values.size(), bands.size() == 1 ? "1 band is" : fmt::format("{} bands are", bands.size()),
-                               path, fmt::join(bands, ",")));
+  throw UsageError(
+      fmt::format("{} has {} values but {} selected from raster '{}' (bands={}); give one value for "
+                  "all bands or one per selected band",
+                  key, values.size(), bands.size() == 1 ? "1 band is" : fmt::format("{} bands are", bands.size()), path,
+                  fmt::join(bands, ",")));
 }
 
 struct OpenedRaster {
@@ -108,12 +110,13 @@ struct OpenedRaster {
 void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description) {
   std::vector<double> corner(description.bands.size());
   CPLErrorReset();
-  if (dataset.RasterIO(GF_Read, description.width - 1, description.height - 1, 1, 1, corner.data(), 1, 1,
-                       GDT_Float64, static_cast<int>(corner.size()), const_cast<int*>(description.bands.data()), 0,
-                       0, 0, nullptr) != CE_None) {
-    throw UsageError(fmt::format("raster '{}' cannot be read to its end: {}; the file is truncated or corrupt: copy "
-                                 "it again and check it with `gdalinfo -checksum {}`",
-                                 description.path, CPLGetLastErrorMsg(), description.path));
+  if (dataset.RasterIO(GF_Read, description.width - 1, description.height - 1, 1, 1, corner.data(), 1, 1, GDT_Float64,
+                       static_cast<int>(corner.size()), const_cast<int*>(description.bands.data()), 0, 0, 0,
+                       nullptr) != CE_None) {
+    throw UsageError(
+        fmt::format("raster '{}' cannot be read to its end: {}; the file is truncated or corrupt: copy "
+                    "it again and check it with `gdalinfo -checksum {}`",
+                    description.path, CPLGetLastErrorMsg(), description.path));
   }
 }
 
@@ -129,10 +132,11 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
   description.height = dataset->GetRasterYSize();
   description.band_count = dataset->GetRasterCount();
   if (description.band_count < 1 || description.width < 1 || description.height < 1) {
-    throw UsageError(fmt::format("raster '{}' has no pixels to read ({}x{} pixels, {}); pass a raster with "
-                                 "image bands (`gdalinfo {}` lists them)",
-                                 path, description.width, description.height,
-                                 plural(static_cast<std::size_t>(description.band_count), "band"), path));
+    throw UsageError(
+        fmt::format("raster '{}' has no pixels to read ({}x{} pixels, {}); pass a raster with "
+                    "image bands (`gdalinfo {}` lists them)",
+                    path, description.width, description.height,
+                    plural(static_cast<std::size_t>(description.band_count), "band"), path));
   }
   description.bands = select_bands(config, path, description.band_count);
 
@@ -141,17 +145,18 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
   for (const int band : description.bands) {
     const GDALDataType other = dataset->GetRasterBand(band)->GetRasterDataType();
     if (other != type) {
-      throw UsageError(fmt::format("raster '{}' mixes data types in the selected bands ({} in band {}, {} in band "
-                                   "{}); select bands of one type, or convert with gdal_translate -ot Float32",
-                                   path, description.data_type, description.bands.front(),
-                                   GDALGetDataTypeName(other), band));
+      throw UsageError(
+          fmt::format("raster '{}' mixes data types in the selected bands ({} in band {}, {} in band "
+                      "{}); select bands of one type, or convert with gdal_translate -ot Float32",
+                      path, description.data_type, description.bands.front(), GDALGetDataTypeName(other), band));
     }
   }
   const auto buffer = choose_buffer(type);
   if (!buffer) {
-    throw UsageError(fmt::format("raster '{}' has data type {}, which mgpr cannot read; supported: Byte, UInt16, "
-                                 "Int16, Float32 and the other real types; convert with gdal_translate -ot Float32",
-                                 path, description.data_type));
+    throw UsageError(
+        fmt::format("raster '{}' has data type {}, which mgpr cannot read; supported: Byte, UInt16, "
+                    "Int16, Float32 and the other real types; convert with gdal_translate -ot Float32",
+                    path, description.data_type));
   }
 
   const double scale = config.scale != 0.0 ? config.scale : buffer->default_scale;
@@ -166,8 +171,8 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
   plan.may_have_invalid_pixels = type == GDT_Float32 || type == GDT_Float64;
   for (std::size_t i = 0; i < description.bands.size(); ++i) {
     if (!(stds[i] > 0.0)) {
-      throw UsageError(fmt::format("std={} for band {} of raster '{}' must be positive: it divides the pixels",
-                                   stds[i], description.bands[i], path));
+      throw UsageError(fmt::format("std={} for band {} of raster '{}' must be positive: it divides the pixels", stds[i],
+                                   description.bands[i], path));
     }
     BandConversion conversion{static_cast<float>(scale / stds[i]), static_cast<float>(-means[i] / stds[i]), {}};
     int has_nodata = 0;
@@ -187,10 +192,11 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
       description.geotransform = GeoTransform(geotransform);
     } catch (const std::invalid_argument& why) {
       // Checked here, at start-up, not when the results are written hours later.
-      throw UsageError(fmt::format("raster '{}' has a geotransform that maps no pixel to a place ({}: {}); fix its "
-                                   "georeferencing (`gdalinfo {}` shows it, gdal_edit.py -a_ullr sets it) or "
-                                   "remove it",
-                                   description.path, why.what(), fmt::join(geotransform, ", "), description.path));
+      throw UsageError(
+          fmt::format("raster '{}' has a geotransform that maps no pixel to a place ({}: {}); fix its "
+                      "georeferencing (`gdalinfo {}` shows it, gdal_edit.py -a_ullr sets it) or "
+                      "remove it",
+                      description.path, why.what(), fmt::join(geotransform, ", "), description.path));
     }
   }
   if (const auto* srs = dataset->GetSpatialRef(); srs != nullptr) {
@@ -240,8 +246,9 @@ void initialise_gdal() {
 std::unique_ptr<TileSource> make_raster_source(const RunConfig& config) {
   initialise_gdal();
   if (config.image_path.empty()) {
-    throw UsageError("no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
-                     "fake-data environment check");
+    throw UsageError(
+        "no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
+        "fake-data environment check");
   }
   std::vector<RasterDescription> rasters;
   std::vector<RasterReadPlan> plans;
@@ -249,12 +256,12 @@ std::unique_ptr<TileSource> make_raster_source(const RunConfig& config) {
     auto opened = open_and_plan(path, config);
     if (!rasters.empty() && opened.description.bands.size() != rasters.front().bands.size()) {
       const auto& first = rasters.front();
-      throw UsageError(fmt::format("raster '{}' gives the model {} (bands={}) but '{}' gives {} (bands={}); one "
-                                   "run feeds one channel count: set bands=... to select as many bands in each, "
-                                   "or run the rasters separately",
-                                   path, plural(opened.description.bands.size(), "channel"),
-                                   fmt::join(opened.description.bands, ","), first.path,
-                                   first.bands.size(), fmt::join(first.bands, ",")));
+      throw UsageError(fmt::format(
+          "raster '{}' gives the model {} (bands={}) but '{}' gives {} (bands={}); one "
+          "run feeds one channel count: set bands=... to select as many bands in each, "
+          "or run the rasters separately",
+          path, plural(opened.description.bands.size(), "channel"), fmt::join(opened.description.bands, ","),
+          first.path, first.bands.size(), fmt::join(first.bands, ",")));
     }
     rasters.push_back(std::move(opened.description));
     plans.push_back(std::move(opened.plan));

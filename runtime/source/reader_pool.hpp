@@ -16,7 +16,7 @@ using TileFeed = std::function<std::optional<Tile>()>;
 
 struct ReaderStats {
   std::int64_t tiles = 0;
-  double read_s = 0;        // summed over the reader threads
+  double read_s = 0;           // summed over the reader threads
   double consumer_wait_s = 0;  // time next() waited for a tile: I/O the model did not hide
 };
 

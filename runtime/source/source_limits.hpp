@@ -18,10 +18,10 @@ inline void check_tiling(const RunConfig& config, int channels) {
   const auto side = static_cast<std::int64_t>(config.tile_size);
   const std::int64_t tile_bytes = side * side * channels * static_cast<std::int64_t>(sizeof(float));
   if (tile_bytes > kMaxTileBytes) {
-    throw UsageError(fmt::format("tile_size={} makes {:.1f} GiB per {}-channel float tile, more than the {} GiB "
-                                 "allowed; use tile_size=1024 or another size a model takes",
-                                 config.tile_size, static_cast<double>(tile_bytes) / (1 << 30), channels,
-                                 kMaxTileBytes >> 30));
+    throw UsageError(
+        fmt::format("tile_size={} makes {:.1f} GiB per {}-channel float tile, more than the {} GiB "
+                    "allowed; use tile_size=1024 or another size a model takes",
+                    config.tile_size, static_cast<double>(tile_bytes) / (1 << 30), channels, kMaxTileBytes >> 30));
   }
 }
 

@@ -1,7 +1,7 @@
 #include "source/tile_source.hpp"
 
-#include "source/fake_source.hpp"
 #include "mgpr/error.hpp"
+#include "source/fake_source.hpp"
 
 #ifdef MGPR_HAVE_GDAL
 #include "source/raster_source.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "mgpr/config.hpp"
 #include "geometry/georef.hpp"
 #include "geometry/tiler.hpp"
+#include "mgpr/config.hpp"
 
 namespace mgpr::runtime {
 
@@ -21,9 +21,9 @@ struct TileData {
   int channels = 0;
   int height = 0;
   int width = 0;
-  std::vector<float> pixels;       // channels * height * width, CHW
+  std::vector<float> pixels;        // channels * height * width, CHW
   std::vector<std::uint8_t> valid;  // height * width, 1 where every band has data; empty: all valid
-  double read_s = 0;               // seconds spent reading and converting
+  double read_s = 0;                // seconds spent reading and converting
 };
 
 // What the run knows about one input raster, for tiling and, later, georeferencing.
@@ -32,12 +32,12 @@ struct RasterDescription {
   int width = 0;
   int height = 0;
   int band_count = 0;
-  std::string data_type;           // GDAL's name: Byte, UInt16, Int16, Float32, ...
+  std::string data_type;  // GDAL's name: Byte, UInt16, Int16, Float32, ...
   // The 1-based bands fed to the model: config.bands, else the first min(3, band_count).
   std::vector<int> bands;
-  std::optional<double> nodata;    // of the first selected band
+  std::optional<double> nodata;              // of the first selected band
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
-  std::string crs_wkt;             // empty when none
+  std::string crs_wkt;                       // empty when none
 };
 
 class TileReader {

@@ -73,13 +73,12 @@ class ClassifyOutput final : public TaskOutput {
         const auto& w = windows.at(id);
         const auto result = decode(payload);
         const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
-        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}\n", csv_field(raster_name),
-                           id.image, id.row, id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label,
-                           result.score, result.logit);
+        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}\n", csv_field(raster_name), id.image, id.row,
+                           id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label, result.score,
+                           result.logit);
 #ifdef MGPR_HAVE_GDAL
         features.push_back({transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height),
-                            {std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score,
-                             result.logit}});
+                            {std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score, result.logit}});
 #endif
       }
       const auto prefix = plan_.prefixes[image];
@@ -89,11 +88,12 @@ class ClassifyOutput final : public TaskOutput {
 #ifdef MGPR_HAVE_GDAL
       if (!fake) {
         using Type = VectorField::Type;
-        const std::vector<VectorField> fields{{"tile_row", Type::kInteger}, {"tile_column", Type::kInteger},
-                                              {"label", Type::kInteger}, {"score", Type::kReal},
+        const std::vector<VectorField> fields{{"tile_row", Type::kInteger},
+                                              {"tile_column", Type::kInteger},
+                                              {"label", Type::kInteger},
+                                              {"score", Type::kReal},
                                               {"logit", Type::kReal}};
-        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields,
-                            features);
+        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields, features);
         written.emplace_back(prefix.string() + "_tiles.gpkg");
       }
 #endif

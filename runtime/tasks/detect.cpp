@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "geometry/box_merge.hpp"
-#include "tasks/detection_parse.hpp"
 #include "geometry/georef.hpp"
 #include "mgpr/log_layout.hpp"
+#include "tasks/detection_parse.hpp"
 #include "tasks/task_factories.hpp"
 #ifdef MGPR_HAVE_GDAL
 #include "writers/quicklook.hpp"
@@ -86,15 +86,16 @@ class DetectOutput final : public TaskOutput {
     const auto transform = raster_transform(raster);
     const auto prefix = plan_.prefixes[image].string();
     std::filesystem::create_directories(plan_.prefixes[image].parent_path());
-    std::string csv = "raster,label,score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,"
-                      "tile_column\n";
+    std::string csv =
+        "raster,label,score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,"
+        "tile_column\n";
     for (const auto& b : boxes) {
       const auto corner1 = transform.to_map(b.x1, b.y1);
       const auto corner2 = transform.to_map(b.x2, b.y2);
       const auto centre = transform.to_map((b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2);
-      csv += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n",
-                         csv_field(raster.path), b.label, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y,
-                         corner2.x, corner2.y, centre.x, centre.y, b.tile.row, b.tile.column);
+      csv += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n", csv_field(raster.path),
+                         b.label, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y, corner2.x, corner2.y, centre.x,
+                         centre.y, b.tile.row, b.tile.column);
     }
     write_file_atomically(prefix + "_detections.csv", csv);
     written.emplace_back(prefix + "_detections.csv");

@@ -11,10 +11,11 @@ namespace {
 
 [[noreturn]] void refuse(const torch::IValue& output, std::int64_t batch, const std::string& model_name,
                          std::string_view detail) {
-  throw UsageError(fmt::format("model '{}' returned {} for a batch of {} tiles{}; task=detect needs a [B, N, 6] "
-                               "tensor (x1, y1, x2, y2, score, label) or a list of B dicts with boxes, scores and "
-                               "labels; see docs/models.md",
-                               model_name, describe_output(output), batch, detail));
+  throw UsageError(
+      fmt::format("model '{}' returned {} for a batch of {} tiles{}; task=detect needs a [B, N, 6] "
+                  "tensor (x1, y1, x2, y2, score, label) or a list of B dicts with boxes, scores and "
+                  "labels; see docs/models.md",
+                  model_name, describe_output(output), batch, detail));
 }
 
 void add_box(std::vector<Box>& boxes, double x1, double y1, double x2, double y2, double score, std::int64_t label,
@@ -58,9 +59,10 @@ std::vector<Box> from_dict(const c10::Dict<c10::IValue, c10::IValue>& dict, doub
   const auto labels = field("labels");
   const auto count = scores.numel();
   if (boxes.dim() != 2 || boxes.size(0) != count || boxes.size(1) != 4 || labels.numel() != count) {
-    throw UsageError(fmt::format("a detection dict has boxes of shape [{}], {} scores and {} labels; boxes must be "
-                                 "[N, 4] with N scores and N labels",
-                                 fmt::join(boxes.sizes(), ", "), count, labels.numel()));
+    throw UsageError(
+        fmt::format("a detection dict has boxes of shape [{}], {} scores and {} labels; boxes must be "
+                    "[N, 4] with N scores and N labels",
+                    fmt::join(boxes.sizes(), ", "), count, labels.numel()));
   }
   std::vector<Box> out;
   const auto* b = boxes.data_ptr<double>();
@@ -73,16 +75,15 @@ std::vector<Box> from_dict(const c10::Dict<c10::IValue, c10::IValue>& dict, doub
 
 }  // namespace
 
-std::vector<std::vector<Box>> parse_detections(const torch::IValue& output, std::int64_t batch,
-                                               double score_threshold, const std::string& model_name) {
+std::vector<std::vector<Box>> parse_detections(const torch::IValue& output, std::int64_t batch, double score_threshold,
+                                               const std::string& model_name) {
   if (output.isTensor()) {
     const auto& tensor = output.toTensor();
     if (tensor.dim() != 3 || tensor.size(0) != batch || tensor.size(2) != 6) refuse(output, batch, model_name, "");
     return from_tensor(tensor, score_threshold);
   }
   // torchvision's scripted detectors return (losses, detections).
-  if (output.isTuple() && output.toTupleRef().elements().size() == 2 &&
-      output.toTupleRef().elements()[1].isList()) {
+  if (output.isTuple() && output.toTupleRef().elements().size() == 2 && output.toTupleRef().elements()[1].isList()) {
     return parse_detections(output.toTupleRef().elements()[1], batch, score_threshold, model_name);
   }
   if (!output.isList()) refuse(output, batch, model_name, "");

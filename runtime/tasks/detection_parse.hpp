@@ -15,7 +15,7 @@ namespace mgpr::runtime {
 // One vector of boxes per tile of the batch (Box::tile left unset). Boxes scoring below
 // `score_threshold` are dropped. Throws UsageError naming `model_name` and what it
 // returned when the output follows none of the contracts.
-std::vector<std::vector<Box>> parse_detections(const torch::IValue& output, std::int64_t batch,
-                                               double score_threshold, const std::string& model_name);
+std::vector<std::vector<Box>> parse_detections(const torch::IValue& output, std::int64_t batch, double score_threshold,
+                                               const std::string& model_name);
 
 }  // namespace mgpr::runtime

@@ -7,8 +7,8 @@
 #include "resume/stop_request.hpp"
 #include "tasks/task_factories.hpp"
 #ifdef MGPR_HAVE_GDAL
-#include "writers/quicklook.hpp"
 #include "geometry/segment_layout.hpp"
+#include "writers/quicklook.hpp"
 #include "writers/segment_mosaic.hpp"
 #endif
 
@@ -32,9 +32,10 @@ class SegmentOutput final : public TaskOutput {
           plan_.config.model, describe_output(output), batch, tile_size, tile_size));
     }
     if (output.toTensor().size(1) > kNoClass) {
-      throw UsageError(fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
-                                   "most {} (value {} means no data)",
-                                   plan_.config.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
+      throw UsageError(
+          fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
+                      "most {} (value {} means no data)",
+                      plan_.config.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
     }
   }
 
@@ -74,7 +75,8 @@ class SegmentOutput final : public TaskOutput {
         if (!all.contains(tile.id)) throw std::logic_error("segment output asked for before every tile finished");
         const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.config.overlap);
         classes.push_back({existing_piece(class_piece(tile.id)), core});
-        if (plan_.config.segment_probability) probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
+        if (plan_.config.segment_probability)
+          probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
       }
       const auto prefix = plan_.prefixes[image].string();
       const auto& georef = georefs_[image];
@@ -109,9 +111,10 @@ class SegmentOutput final : public TaskOutput {
   // mosaic would have a hole that looks like data.
   static std::filesystem::path existing_piece(const std::filesystem::path& piece) {
     if (!std::filesystem::exists(piece)) {
-      throw UsageError(fmt::format("the segmentation piece '{}' of a tile an earlier run finished is missing; run "
-                                   "again with resume=false to recompute every tile",
-                                   piece.string()));
+      throw UsageError(
+          fmt::format("the segmentation piece '{}' of a tile an earlier run finished is missing; run "
+                      "again with resume=false to recompute every tile",
+                      piece.string()));
     }
     return piece;
   }
@@ -156,8 +159,9 @@ std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan) {
 }
 #else
 std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& /*plan*/) {
-  throw UsageError("task=segment writes GeoTIFF pieces and a VRT, and this mgpr was built without GDAL; use a "
-                   "build with GDAL (libgdal-dev)");
+  throw UsageError(
+      "task=segment writes GeoTIFF pieces and a VRT, and this mgpr was built without GDAL; use a "
+      "build with GDAL (libgdal-dev)");
 }
 #endif
 

@@ -34,8 +34,8 @@ void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file) {
 }
 
 PartialFile::PartialFile(std::filesystem::path target) : target_(std::move(target)) {
-  partial_ = target_.parent_path() /
-             fmt::format(".{}.partial{}", target_.filename().string(), target_.extension().string());
+  partial_ =
+      target_.parent_path() / fmt::format(".{}.partial{}", target_.filename().string(), target_.extension().string());
   // A run killed earlier may have left one; drivers differ on whether they overwrite.
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);

@@ -43,7 +43,9 @@ Rgb palette_colour(std::int64_t key) {
 class Picture {
  public:
   Picture(int width, int height)
-      : width_(width), height_(height), pixels_(3 * static_cast<std::size_t>(width) * static_cast<std::size_t>(height)) {}
+      : width_(width),
+        height_(height),
+        pixels_(3 * static_cast<std::size_t>(width) * static_cast<std::size_t>(height)) {}
   [[nodiscard]] int width() const { return width_; }
   [[nodiscard]] int height() const { return height_; }
   [[nodiscard]] std::size_t plane_size() const { return static_cast<std::size_t>(width_) * height_; }
@@ -93,8 +95,8 @@ std::vector<double> read_band(GDALRasterBand& band, const Picture& picture, GDAL
   GDALRasterIOExtraArg extra;
   INIT_RASTERIO_EXTRA_ARG(extra);
   extra.eResampleAlg = resampling;
-  if (band.RasterIO(GF_Read, 0, 0, band.GetXSize(), band.GetYSize(), values.data(), picture.width(),
-                    picture.height(), GDT_Float64, 0, 0, &extra) != CE_None) {
+  if (band.RasterIO(GF_Read, 0, 0, band.GetXSize(), band.GetYSize(), values.data(), picture.width(), picture.height(),
+                    GDT_Float64, 0, 0, &extra) != CE_None) {
     output::fail(png, fmt::format("reading band {} of '{}' failed", band.GetBand(), raster));
   }
   return values;
@@ -184,8 +186,8 @@ void write_png(const std::filesystem::path& png, Picture& picture) {
     output::fail(png, "filling the picture failed");
   }
   output::PartialFile partial(png);
-  GDALDatasetUniquePtr written(png_driver.CreateCopy(partial.path().c_str(), memory.get(), FALSE, nullptr, nullptr,
-                                                     nullptr));
+  GDALDatasetUniquePtr written(
+      png_driver.CreateCopy(partial.path().c_str(), memory.get(), FALSE, nullptr, nullptr, nullptr));
   if (!written) output::fail(png, "encoding the PNG failed");
   output::close(written, png);
   partial.commit();
@@ -210,10 +212,9 @@ void write_mask_quicklook(const std::filesystem::path& png, const QuicklookSourc
   const auto mask = open_raster(classes.string(), png);
   if (mask->GetRasterXSize() != dataset->GetRasterXSize() || mask->GetRasterYSize() != dataset->GetRasterYSize() ||
       mask->GetRasterCount() < 1) {
-    throw std::invalid_argument(fmt::format("'{}': classes '{}' ({}x{}) do not match raster '{}' ({}x{})",
-                                            png.string(), classes.string(), mask->GetRasterXSize(),
-                                            mask->GetRasterYSize(), source.raster, dataset->GetRasterXSize(),
-                                            dataset->GetRasterYSize()));
+    throw std::invalid_argument(fmt::format("'{}': classes '{}' ({}x{}) do not match raster '{}' ({}x{})", png.string(),
+                                            classes.string(), mask->GetRasterXSize(), mask->GetRasterYSize(),
+                                            source.raster, dataset->GetRasterXSize(), dataset->GetRasterYSize()));
   }
   Picture picture = read_picture(*dataset, source, png);
   // Nearest: an average of class numbers is not a class.

@@ -11,8 +11,8 @@
 namespace mgpr::runtime {
 
 struct QuicklookSource {
-  std::string raster;         // the input raster
-  std::vector<int> bands;     // 1-based; 1 or 3 of them are shown (grey or RGB)
+  std::string raster;      // the input raster
+  std::vector<int> bands;  // 1-based; 1 or 3 of them are shown (grey or RGB)
   int max_side = 1024;
 };
 

@@ -19,8 +19,8 @@ void check_piece(const std::filesystem::path& file, const PixelWindow& core, std
     throw std::invalid_argument(fmt::format("'{}': empty core {}x{}", file.string(), core.width, core.height));
   }
   if (values != static_cast<std::size_t>(core.width) * static_cast<std::size_t>(core.height)) {
-    throw std::invalid_argument(fmt::format("'{}': {} values for a {}x{} core", file.string(), values, core.width,
-                                            core.height));
+    throw std::invalid_argument(
+        fmt::format("'{}': {} values for a {}x{} core", file.string(), values, core.width, core.height));
   }
 }
 
@@ -40,8 +40,8 @@ void write_piece(const std::filesystem::path& file, const PixelWindow& core, con
   }
   auto* band = dataset->GetRasterBand(1);
   if (classes && band->SetNoDataValue(kNoClass) != CE_None) output::fail(file, "setting its nodata value failed");
-  if (band->RasterIO(GF_Write, 0, 0, core.width, core.height, const_cast<void*>(values), core.width, core.height,
-                     type, 0, 0, nullptr) != CE_None) {
+  if (band->RasterIO(GF_Write, 0, 0, core.width, core.height, const_cast<void*>(values), core.width, core.height, type,
+                     0, 0, nullptr) != CE_None) {
     output::fail(file, "writing its pixels failed");
   }
   output::close(dataset, file);
@@ -102,8 +102,8 @@ std::string vrt_xml(const std::filesystem::path& vrt, std::span<const MosaicPiec
 
 }  // namespace
 
-void write_class_piece(const std::filesystem::path& file, const PixelWindow& core, std::span<const std::uint8_t> classes,
-                       const RasterGeoreference& georef) {
+void write_class_piece(const std::filesystem::path& file, const PixelWindow& core,
+                       std::span<const std::uint8_t> classes, const RasterGeoreference& georef) {
   check_piece(file, core, classes.size());
   write_piece(file, core, classes.data(), GDT_Byte, georef, true);
 }
@@ -126,9 +126,10 @@ void write_mosaic_vrt(const std::filesystem::path& vrt, std::span<const MosaicPi
     out << xml;
     out.close();
     if (!out) {
-      throw std::runtime_error(fmt::format("cannot write '{}': writing '{}' failed; check that the folder exists and "
-                                           "is writable",
-                                           vrt.string(), partial.path().string()));
+      throw std::runtime_error(
+          fmt::format("cannot write '{}': writing '{}' failed; check that the folder exists and "
+                      "is writable",
+                      vrt.string(), partial.path().string()));
     }
   }
   partial.commit();
@@ -172,9 +173,10 @@ void write_cog(const std::filesystem::path& vrt, const std::filesystem::path& co
       GDALTranslate(partial.path().c_str(), GDALDataset::ToHandle(source.get()), options.get(), &usage_error)));
   if (stop_requested && stop_requested()) {
     written.reset();
-    throw StoppedOnRequest(fmt::format("writing '{}' stopped on request before it was complete; the mosaic '{}' "
-                                           "is complete, and running the same command again writes it",
-                                           cog.string(), vrt.string()));
+    throw StoppedOnRequest(
+        fmt::format("writing '{}' stopped on request before it was complete; the mosaic '{}' "
+                    "is complete, and running the same command again writes it",
+                    cog.string(), vrt.string()));
   }
   if (!written || usage_error != 0) output::fail(cog, fmt::format("copying the mosaic '{}' failed", vrt.string()));
   output::close(written, cog);

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "writers/gdal_write.hpp"
 #include "geometry/georef.hpp"
 #include "geometry/tiler.hpp"
+#include "writers/gdal_write.hpp"
 
 namespace mgpr::runtime {
 
@@ -25,8 +25,8 @@ inline constexpr std::uint8_t kNoClass = 255;
 
 // A single-band uint8 GeoTIFF of `core` (image pixels; `classes` row-major, core.width *
 // core.height values), georeferenced at the core's place in the whole raster.
-void write_class_piece(const std::filesystem::path& file, const PixelWindow& core, std::span<const std::uint8_t> classes,
-                       const RasterGeoreference& georef);
+void write_class_piece(const std::filesystem::path& file, const PixelWindow& core,
+                       std::span<const std::uint8_t> classes, const RasterGeoreference& georef);
 // The same for a float32 probability band (the winning class's softmax probability).
 void write_probability_piece(const std::filesystem::path& file, const PixelWindow& core,
                              std::span<const float> probabilities, const RasterGeoreference& georef);

@@ -34,8 +34,8 @@ void check_values(const std::filesystem::path& file, std::span<const VectorField
   for (std::size_t i = 0; i < features.size(); ++i) {
     const auto& values = features[i].values;
     if (values.size() != fields.size()) {
-      throw std::invalid_argument(fmt::format("'{}': feature {} has {} values for {} fields", file.string(), i,
-                                              values.size(), fields.size()));
+      throw std::invalid_argument(
+          fmt::format("'{}': feature {} has {} values for {} fields", file.string(), i, values.size(), fields.size()));
     }
     for (std::size_t f = 0; f < fields.size(); ++f) {
       if (values[f].index() != static_cast<std::size_t>(fields[f].type)) {

@@ -22,8 +22,8 @@ struct VectorField {
 using FieldValue = std::variant<std::int64_t, double, std::string>;
 
 struct PolygonFeature {
-  std::array<MapPoint, 4> ring;     // closed by the writer
-  std::vector<FieldValue> values;   // one per field, in the fields' order and types
+  std::array<MapPoint, 4> ring;    // closed by the writer
+  std::vector<FieldValue> values;  // one per field, in the fields' order and types
 };
 
 // Writes `file` (a .gpkg) with one polygon layer named `layer`. `crs_wkt` empty: no CRS.

@@ -16,9 +16,7 @@ class Cuda : public ::testing::Test {
   }
 };
 
-TEST_F(Cuda, DeviceIsVisible) {
-  EXPECT_GE(torch::cuda::device_count(), 1U);
-}
+TEST_F(Cuda, DeviceIsVisible) { EXPECT_GE(torch::cuda::device_count(), 1U); }
 
 TEST_F(Cuda, MatmulMatchesCpu) {
   torch::manual_seed(0);

@@ -11,16 +11,16 @@
 #include <map>
 #include <mutex>
 
+#include "distributed/sharding.hpp"
+#include "model/device_memory.hpp"
+#include "model/model.hpp"
 #include "pipeline/batch_transfer.hpp"
 #include "pipeline/compute_timer.hpp"
-#include "model/device_memory.hpp"
-#include "source/fake_source.hpp"
-#include "model/model.hpp"
-#include "support/temp_dir.hpp"
 #include "pipeline/pipeline.hpp"
+#include "source/fake_source.hpp"
 #include "source/reader_pool.hpp"
-#include "distributed/sharding.hpp"
 #include "source/tile_source.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 

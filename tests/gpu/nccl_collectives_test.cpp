@@ -63,7 +63,8 @@ TEST(NcclCollectives, OneRankGathersItsOwnBytes) {
 }
 
 TEST(NcclCollectives, TwoRanksOnTwoGpusGatherUnequalSizes) {
-  if (visible_devices() < 2) GTEST_SKIP() << "needs 2 GPUs (NCCL refuses two ranks on one); " << visible_devices() << " visible";
+  if (visible_devices() < 2)
+    GTEST_SKIP() << "needs 2 GPUs (NCCL refuses two ranks on one); " << visible_devices() << " visible";
   MemoryStore store;
   std::vector<std::vector<std::string>> gathered(2);
   std::vector<std::string> errors(2);
@@ -88,7 +89,8 @@ TEST(NcclCollectives, TwoRanksOnTwoGpusGatherUnequalSizes) {
 }
 
 TEST(NcclCollectives, LocalRanksOneGpuEachJoinThroughTheStore) {
-  if (visible_devices() < 2) GTEST_SKIP() << "needs 2 GPUs (NCCL refuses two ranks on one); " << visible_devices() << " visible";
+  if (visible_devices() < 2)
+    GTEST_SKIP() << "needs 2 GPUs (NCCL refuses two ranks on one); " << visible_devices() << " visible";
   const test::TempDir dir;
   const auto result = test::run({MGPR_COMM_RANK_EXE, "launch", "2", "gpu-each", "--", "out=" + dir.path().string(),
                                  "gpu=1", "gather=1", "timeout=60"},

@@ -13,7 +13,6 @@ namespace {
 using mgpr::run_command;
 namespace fs = std::filesystem;
 
-
 using mgpr::test::scratch;
 
 TEST(Cluster, SinfoShowsIdleNodeWithFourA100) {
@@ -26,8 +25,8 @@ TEST(Cluster, SinfoShowsIdleNodeWithFourA100) {
 TEST(Cluster, SbatchWaitRunsATrivialJob) {
   const auto dir = scratch("trivial");
   const auto out = dir / "job.out";
-  const auto result = run_command({"sbatch", "--wait", "--parsable", "-o", out.string(), "--gpus=a100:2",
-                                   "--wrap", "echo hello from $SLURM_JOB_ID; echo gpus=$CUDA_VISIBLE_DEVICES"});
+  const auto result = run_command({"sbatch", "--wait", "--parsable", "-o", out.string(), "--gpus=a100:2", "--wrap",
+                                   "echo hello from $SLURM_JOB_ID; echo gpus=$CUDA_VISIBLE_DEVICES"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   std::ifstream in(out);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -38,8 +37,7 @@ TEST(Cluster, SbatchWaitRunsATrivialJob) {
 
 TEST(Cluster, SbatchWaitReturnsTheJobsExitCode) {
   const auto dir = scratch("exit3");
-  const auto result =
-      run_command({"sbatch", "--wait", "-o", (dir / "job.out").string(), "--wrap", "exit 3"});
+  const auto result = run_command({"sbatch", "--wait", "-o", (dir / "job.out").string(), "--wrap", "exit 3"});
   EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
 }
 

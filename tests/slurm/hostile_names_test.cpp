@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 // Each would break a script that pastes names unquoted or in double quotes, or a
 // command line that reads them as options.
 const std::vector<std::string> kHostileNames{
-    "with  two spaces.tif", "it's.tif",      "say \"hi\".tif",      "$(touch pwned).tif",
-    "`touch pwned`.tif",    "new\nline.tif", "-leading-dash.tif",   "back\\slash $HOME ;|&.tif",
+    "with  two spaces.tif", "it's.tif",      "say \"hi\".tif",    "$(touch pwned).tif",
+    "`touch pwned`.tif",    "new\nline.tif", "-leading-dash.tif", "back\\slash $HOME ;|&.tif",
 };
 
 // Every file named `pwned` under `dir`: a name that ran as a command leaves one.
@@ -53,8 +53,10 @@ TEST(HostileNames, ReachTheJobByteForByte) {
   // Relative names after `--`, from the rasters' folder: the leading dash stays a dash
   // on mgpr-submit's command line, and the job's working folder is where `pwned` would
   // appear.
-  std::vector<std::string> argv{"env",      "-C",         dir.string(), MGPR_SUBMIT, "--gpus", "a100:2", "--wait",
-                                "--log-dir", logs.string(), "output_dir=" + (dir / "out").string(), "tile_size=64", "--"};
+  std::vector<std::string> argv{
+      "env",          "-C",     dir.string(), MGPR_SUBMIT,   "--gpus",
+      "a100:2",       "--wait", "--log-dir",  logs.string(), "output_dir=" + (dir / "out").string(),
+      "tile_size=64", "--"};
   argv.insert(argv.end(), kHostileNames.begin(), kHostileNames.end());
   const auto result = run_command(argv);
   // Success means both ranks opened every raster with GDAL: the runtime exits 2 on one

@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include "support/known_squares.hpp"
 #include "mgpr/process.hpp"
 #include "slurm/test_support.hpp"
+#include "support/known_squares.hpp"
 
 namespace {
 
@@ -28,8 +28,8 @@ TEST(KnownAnswerJob, TwoRanksUnderMgprSubmitFindEverySquareOnce) {
   const auto dir = scratch("known-answer-job");
   const auto image = dir / "squares.tif";
   const auto objects = dir / "objects.csv";
-  std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width", "200", "--height", "150",
-                                      "--objects-csv", objects.string()};
+  std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width",       "200",
+                                      "--height",      "150",          "--objects-csv", objects.string()};
   for (const auto& square : mgpr::test::kKnownSquares) make_image.insert(make_image.end(), {"--square", square});
   ASSERT_EQ(run_command(make_image).exit_code, 0);
   const auto model = dir / "detector.pt";

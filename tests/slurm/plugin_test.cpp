@@ -193,7 +193,9 @@ TEST(Plugin, BatchScriptIsNotARankButItsStepsAre) {
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:2\n"
                            "#SBATCH -n2\n"
-                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
+                           "export MGPR_LOG_DIR="
+                        << (dir / "logs").string()
+                        << "\n"
                            "echo \"batch RANK=${RANK-unset}\"\n"
                            "srun --label env\n";
   const auto out = dir / "job.out";
@@ -212,7 +214,9 @@ TEST(Plugin, ConcurrentStepsGetDifferentPortsAndTheirOwnGpus) {
                            "#SBATCH --mgpr\n"
                            "#SBATCH --gpus=a100:4\n"
                            "#SBATCH -n4\n"
-                           "export MGPR_LOG_DIR=" << (dir / "logs").string() << "\n"
+                           "export MGPR_LOG_DIR="
+                        << (dir / "logs").string()
+                        << "\n"
                            "for i in 1 2; do\n"
                            "  srun --exact -n2 --gpus=a100:2 bash -c "
                            "'echo \"step=$SLURM_STEP_ID rank=$RANK port=$MASTER_PORT gpu=$CUDA_VISIBLE_DEVICES\"; "
@@ -279,8 +283,8 @@ TEST_F(LenientCluster, StrictOffWarnsAndRunsTheStep) {
 
 TEST_F(LenientCluster, TheSiteTimeoutLeavesAProgramThatDoesNotReportAlone) {
   const auto logs = scratch("plugin-site-timeout-quiet");
-  const auto result = lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2",
-                                    "--gpus=a100:2", "sleep", "4"});
+  const auto result =
+      lenient_srun({"--export=ALL,MGPR_LOG_DIR=" + logs.string(), "--mgpr", "-n2", "--gpus=a100:2", "sleep", "4"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_FALSE(contains(result.err, "deadlock")) << result.err;
 }

@@ -27,9 +27,9 @@ std::size_t count(const std::string& text, const std::string& part) {
 
 TEST(Requeue, ASecondRunReusesTheLogFolderAndIsReported) {
   const auto logs = scratch("requeue");
-  const auto first = run_command({MGPR_SUBMIT, "--gpus", "a100:1", "--wait", "--log-dir", logs.string(),
-                                  "use_fake_data=true", "dummy_dataset_count=4", "tile_size=64",
-                                  "output_dir=" + (logs / "out").string()});
+  const auto first =
+      run_command({MGPR_SUBMIT, "--gpus", "a100:1", "--wait", "--log-dir", logs.string(), "use_fake_data=true",
+                   "dummy_dataset_count=4", "tile_size=64", "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   const std::string job_id = first.out.substr(0, first.out.find('\n'));
   const mgpr::JobLogLayout layout{logs, job_id};

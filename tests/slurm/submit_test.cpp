@@ -2,13 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
-#include <fstream>
 
 #include "mgpr/log_layout.hpp"
-#include "mgpr/summary.hpp"
 #include "mgpr/process.hpp"
+#include "mgpr/summary.hpp"
 #include "slurm/test_support.hpp"
 
 namespace {
@@ -16,8 +16,8 @@ namespace {
 using mgpr::run_command;
 namespace fs = std::filesystem;
 
-using mgpr::test::scratch;
 using mgpr::test::contains;
+using mgpr::test::scratch;
 
 TEST(Submit, DryRunOneNodeTwoA100) {
   const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--gpus", "a100:2", "use_fake_data=true"});
@@ -75,8 +75,8 @@ TEST(Submit, BadInputIsRefusedBeforeSbatch) {
 TEST(Submit, ACustomTemplateWithAnUnknownPlaceholderIsRefused) {
   const auto dir = scratch("custom-template");
   { std::ofstream(dir / "site.sbatch") << "#!/bin/bash\n#SBATCH --nodes={{nodez}}\n"; }
-  const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--template", (dir / "site.sbatch").string(),
-                                   "use_fake_data=true"});
+  const auto result =
+      run_command({MGPR_SUBMIT, "--dry-run", "--template", (dir / "site.sbatch").string(), "use_fake_data=true"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(contains(result.err, "site.sbatch' line 2: unknown placeholder {{nodez}}")) << result.err;
 }
@@ -85,16 +85,17 @@ TEST(Submit, MoreGpusThanExistIsRefusedWithAHint) {
   const auto logs = scratch("refused");
   // The local node has 4 A100s, 8 CPUs and 32G: 8 GPUs are refused for the GPUs and
   // their memory, 4 ranks of 4 CPUs for the CPUs. Either way the hint says what was asked.
-  const auto gpus = run_command({MGPR_SUBMIT, "--gpus", "a100:8", "--cpus-per-task", "1", "--log-dir", logs.string(),
-                                 "use_fake_data=true"});
+  const auto gpus = run_command(
+      {MGPR_SUBMIT, "--gpus", "a100:8", "--cpus-per-task", "1", "--log-dir", logs.string(), "use_fake_data=true"});
   EXPECT_EQ(gpus.exit_code, 1);
   EXPECT_TRUE(contains(gpus.err, "sbatch refused the job")) << gpus.err;
   EXPECT_TRUE(contains(gpus.err, "Requested node configuration is not available")) << gpus.err;
-  EXPECT_TRUE(contains(gpus.err, "hint: no node or partition offers what the job asks (1 node(s) x 8 GPU(s) of "
-                                 "type a100 x 1 CPUs per rank, 64G memory per node); lower --gpus"))
+  EXPECT_TRUE(contains(gpus.err,
+                       "hint: no node or partition offers what the job asks (1 node(s) x 8 GPU(s) of "
+                       "type a100 x 1 CPUs per rank, 64G memory per node); lower --gpus"))
       << gpus.err;
-  const auto cpus = run_command({MGPR_SUBMIT, "--gpus", "4", "--cpus-per-task", "4", "--log-dir", logs.string(),
-                                 "use_fake_data=true"});
+  const auto cpus = run_command(
+      {MGPR_SUBMIT, "--gpus", "4", "--cpus-per-task", "4", "--log-dir", logs.string(), "use_fake_data=true"});
   EXPECT_EQ(cpus.exit_code, 1);
   EXPECT_TRUE(contains(cpus.err, "More processors requested than permitted")) << cpus.err;
   EXPECT_TRUE(contains(cpus.err, "(1 node(s) x 4 GPU(s) x 4 CPUs per rank")) << cpus.err;
@@ -104,8 +105,8 @@ TEST(Submit, MoreGpusThanExistIsRefusedWithAHint) {
 TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   const auto logs = scratch("fake-run");
   const auto result = run_command({MGPR_SUBMIT, "--gpus", "a100:2", "--wait", "--log-dir", logs.string(),
-                                   "use_fake_data=true", "dummy_dataset_count=9", "tile_size=64",
-                                   "sharding=dynamic", "output_dir=" + (logs / "out").string()});
+                                   "use_fake_data=true", "dummy_dataset_count=9", "tile_size=64", "sharding=dynamic",
+                                   "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const std::string job_id = result.out.substr(0, result.out.find('\n'));
   const mgpr::JobLogLayout layout{logs, job_id};

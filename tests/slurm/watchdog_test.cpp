@@ -34,8 +34,8 @@ std::vector<std::string> two_ranks(std::vector<std::string> options, const std::
 
 TEST(Watchdog, ARankThatNeverArrivesEndsTheStepWithinTimeoutPlusTen) {
   const auto logs = scratch("watchdog-deadlock");
-  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=5"},
-                                              "[ $RANK = 1 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
+  const auto run = timed_srun(
+      logs, two_ranks({"--mgpr", "--mgpr-timeout=5"}, "[ $RANK = 1 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
   EXPECT_NE(run.result.exit_code, 0);
   EXPECT_LT(run.seconds, 15.0);
   EXPECT_TRUE(contains(run.result.err, "mgpr: deadlock:")) << run.result.err;
@@ -65,7 +65,8 @@ TEST(Watchdog, ARankThatFailsEarlyEndsItsPeersPromptly) {
 
 TEST(Watchdog, AStalledStepIsEnded) {
   const auto logs = scratch("watchdog-stall");
-  const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-stall=3"}, "touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
+  const auto run =
+      timed_srun(logs, two_ranks({"--mgpr", "--mgpr-stall=3"}, "touch \"$MGPR_PROGRESS_FILE\"; sleep 600"));
   EXPECT_NE(run.result.exit_code, 0);
   EXPECT_LT(run.seconds, 13.0);
   EXPECT_TRUE(contains(run.result.err, "mgpr: stall:")) << run.result.err;

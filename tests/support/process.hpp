@@ -43,9 +43,9 @@ inline int free_port() { return free_tcp_port("a test's MASTER_PORT"); }
 // srun --mgpr or torchrun), plus `set`.
 inline std::vector<std::string> clean_environment(const std::map<std::string, std::string>& set) {
   static const std::vector<std::string> removed = {
-      env::kRank,         env::kWorldSize,    env::kLocalRank,    env::kLocalWorldSize, env::kNodeRank,
-      env::kGroupRank,    env::kMasterAddr,   env::kMasterPort,   env::kSlurmProcId,    env::kSlurmNtasks,
-      env::kSlurmLocalId, env::kSlurmNodeId,  env::kProgressFile, env::kCudaVisibleDevices};
+      env::kRank,         env::kWorldSize,   env::kLocalRank,    env::kLocalWorldSize,    env::kNodeRank,
+      env::kGroupRank,    env::kMasterAddr,  env::kMasterPort,   env::kSlurmProcId,       env::kSlurmNtasks,
+      env::kSlurmLocalId, env::kSlurmNodeId, env::kProgressFile, env::kCudaVisibleDevices};
   std::vector<std::string> out;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string text(*entry);

@@ -6,16 +6,16 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <numbers>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "support/process.hpp"
 #include "mgpr/process.hpp"
+#include "support/process.hpp"
 
 namespace {
 
@@ -62,9 +62,9 @@ TEST_P(TestImageObjects, SquaresCsvAndGeotransformAgreeWithGdal) {
   mgpr::test::TempDir dir;
   const auto image = dir.path() / "squares.tif";
   const auto csv = dir.path() / "objects.csv";
-  std::vector<std::string> argv = {MGPR_TEST_IMAGE,     image.string(), "--width", std::to_string(kWidth),
-                                   "--height",          std::to_string(kHeight), "--block", "16",
-                                   "--rotation",        std::to_string(rotation), "--objects-csv", csv.string()};
+  std::vector<std::string> argv = {MGPR_TEST_IMAGE, image.string(),           "--width",       std::to_string(kWidth),
+                                   "--height",      std::to_string(kHeight),  "--block",       "16",
+                                   "--rotation",    std::to_string(rotation), "--objects-csv", csv.string()};
   for (const auto& square : kSquares) argv.insert(argv.end(), {"--square", square});
   const auto made = run_command(argv);
   ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
@@ -154,8 +154,7 @@ TEST(TestImage, BackgroundReachesButNeverExceeds246) {
   GDALDatasetUniquePtr dataset(GDALDataset::Open(image.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
   ASSERT_TRUE(dataset);
   std::vector<std::uint8_t> pixels(400 * 400 * 3);
-  ASSERT_EQ(dataset->RasterIO(GF_Read, 0, 0, 400, 400, pixels.data(), 400, 400, GDT_Byte, 3, nullptr, 0, 0, 0,
-                              nullptr),
+  ASSERT_EQ(dataset->RasterIO(GF_Read, 0, 0, 400, 400, pixels.data(), 400, 400, GDT_Byte, 3, nullptr, 0, 0, 0, nullptr),
             CE_None);
   EXPECT_EQ(*std::max_element(pixels.begin(), pixels.end()), 246);
 }
@@ -179,8 +178,9 @@ TEST(TestImage, BadOptionValuesExit2ByNameAndWriteNothing) {
   for (const auto& bad : cases) {
     mgpr::test::TempDir dir;
     const auto image = dir.path() / "bad.tif";
-    std::vector<std::string> argv = {MGPR_TEST_IMAGE, image.string(), "--size", "32", "--block", "16",
-                                     "--objects-csv", (dir.path() / "bad.csv").string()};
+    std::vector<std::string> argv = {
+        MGPR_TEST_IMAGE, image.string(), "--size",        "32",
+        "--block",       "16",           "--objects-csv", (dir.path() / "bad.csv").string()};
     argv.insert(argv.end(), bad.arguments.begin(), bad.arguments.end());
     const auto result = run_command(argv);
     const auto shown = bad.arguments[0] + " " + bad.arguments[1];

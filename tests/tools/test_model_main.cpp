@@ -1,7 +1,7 @@
 // mgpr-test-model: saves one of the known-answer models (known_models.hpp) as a
 // TorchScript file, for tests that run real mgpr processes (the Slurm tests).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
   int max_boxes = 64;
   int slow_rounds = 0;
   CLI::App app{"Save a known-answer TorchScript model: bright (mean over bands > threshold) pixels are objects."};
-  app.add_option("kind", kind, "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
-                               "detector-tuple ((losses, dicts)), or segmenter ([B,2,H,W] logits)")
+  app.add_option("kind", kind,
+                 "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
+                 "detector-tuple ((losses, dicts)), or segmenter ([B,2,H,W] logits)")
       ->required()
       ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter"}));
   app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();

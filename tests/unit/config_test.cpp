@@ -129,8 +129,7 @@ TEST(Config, BadValuesNameKeyAndExpectation) {
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "use_fake_data=maybe"); }).find("true or false"),
             std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "bands=0"); }).find("numbered from 1"), std::string::npos);
-  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size"); }).find("expected key=value"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size"); }).find("expected key=value"), std::string::npos);
   EXPECT_EQ(config, mgpr::RunConfig{}) << "a rejected override must not change the config";
 }
 
@@ -186,11 +185,9 @@ TEST(Config, ValidateChecksAcrossKeys) {
             std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::resolve_config({}, {}); }).find("use_fake_data=true"), std::string::npos);
   const std::vector<std::string> huge{"a.tif", "tile_size=100000"};
-  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, huge); }).find("tile_size=100000 is too large"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, huge); }).find("tile_size=100000 is too large"), std::string::npos);
   const std::vector<std::string> zero{"a.tif", "tile_size=0"};
-  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, zero); }).find("tile_size must be at least 1"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::resolve_config({}, zero); }).find("tile_size must be at least 1"), std::string::npos);
   const std::vector<std::string> fake{"use_fake_data=true"};
   EXPECT_NO_THROW(mgpr::resolve_config({}, fake));
 }

@@ -170,9 +170,8 @@ TEST(JobStateParse, SacctTakesTheNewestRecord) {
   // Shaped like `sacct -c` on the local cluster for a job requeued once after it ended
   // (its first run's record, then a PENDING one for the requeue), here with a second run
   // that was cancelled.
-  const auto state =
-      parse_sacct_records("17|COMPLETED|0:0\n17|PENDING|0:0\n17|CANCELLED by 0|0:15\n18|COMPLETED|0:0\n", "17",
-                          "sacct -c");
+  const auto state = parse_sacct_records("17|COMPLETED|0:0\n17|PENDING|0:0\n17|CANCELLED by 0|0:15\n18|COMPLETED|0:0\n",
+                                         "17", "sacct -c");
   ASSERT_TRUE(state);
   EXPECT_EQ(state->state, "CANCELLED");
   EXPECT_EQ(state->signal, 15);

@@ -26,9 +26,9 @@ TEST(ShellQuote, PlainWordsStayReadable) {
 }
 
 TEST(ShellQuote, HostileNamesReachTheShellByteForByte) {
-  for (const std::string name : {"with space.tif", "it's.tif", "\"double\".tif", "$(touch /tmp/mgpr-pwned).tif",
-                                 "`id`.tif", "new\nline.tif", "-leading-dash.tif", "back\\slash", "*glob?[x]",
-                                 "tab\there", "~user", "semi;colon&amp|pipe"}) {
+  for (const std::string name :
+       {"with space.tif", "it's.tif", "\"double\".tif", "$(touch /tmp/mgpr-pwned).tif", "`id`.tif", "new\nline.tif",
+        "-leading-dash.tif", "back\\slash", "*glob?[x]", "tab\there", "~user", "semi;colon&amp|pipe"}) {
     EXPECT_EQ(through_shell(name), name);
   }
 }

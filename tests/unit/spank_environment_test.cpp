@@ -12,10 +12,10 @@
 
 #include "diagnoses.hpp"
 #include "geometry.hpp"
-#include "task_environment.hpp"
 #include "mgpr/env_names.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/text.hpp"
+#include "task_environment.hpp"
 
 namespace {
 

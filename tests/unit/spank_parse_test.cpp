@@ -26,8 +26,7 @@ TEST(SpankParse, SecondsAcceptsWholeNumbersInRange) {
 TEST(SpankParse, SecondsRefusesBadValuesByName) {
   for (const std::string bad : {"abc", "-5", "1e99", "", "12s", " 5", "604801", "99999999999999999999"}) {
     const auto message = error_of([&] { parse_seconds(bad, "--mgpr-timeout"); });
-    EXPECT_NE(message.find("--mgpr-timeout: '" + bad + "' is not a whole number from 0 to 604800"),
-              std::string::npos)
+    EXPECT_NE(message.find("--mgpr-timeout: '" + bad + "' is not a whole number from 0 to 604800"), std::string::npos)
         << bad << ": " << message;
   }
 }
@@ -69,8 +68,8 @@ TEST(SpankParse, PluginArgsDefaults) {
 }
 
 TEST(SpankParse, PluginArgsEveryKey) {
-  const std::vector<std::string> line{"timeout=60", "stall=30",          "bind=none", "port_min=40000",
-                                      "port_max=40099", "log_dir=/scratch/logs", "strict=0"};
+  const std::vector<std::string> line{
+      "timeout=60", "stall=30", "bind=none", "port_min=40000", "port_max=40099", "log_dir=/scratch/logs", "strict=0"};
   const auto args = parse_plugstack_config(line);
   EXPECT_EQ(args.rendezvous_timeout_s, 60);
   EXPECT_EQ(args.stall_timeout_s, 30);
@@ -89,8 +88,9 @@ TEST(SpankParse, PluginArgsErrorsNameTheArgument) {
   EXPECT_NE(no_value.find("'strict': expected key=value"), std::string::npos) << no_value;
   const auto bad_bool = error_of([] { parse_plugstack_config(std::vector<std::string>{"strict=maybe"}); });
   EXPECT_NE(bad_bool.find("'maybe' is not 0 or 1"), std::string::npos) << bad_bool;
-  const auto reversed =
-      error_of([] { parse_plugstack_config(std::vector<std::string>{"port_min=30000", "port_max=29000"}); });
+  const auto reversed = error_of([] {
+    parse_plugstack_config(std::vector<std::string>{"port_min=30000", "port_max=29000"});
+  });
   EXPECT_NE(reversed.find("port_min (30000) is above port_max (29000)"), std::string::npos) << reversed;
 }
 

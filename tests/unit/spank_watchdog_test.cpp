@@ -8,10 +8,10 @@
 #include <csignal>
 #include <fstream>
 
-#include "progress_folder.hpp"
-#include "watchdog_rules.hpp"
 #include "mgpr/log_layout.hpp"
+#include "progress_folder.hpp"
 #include "support/temp_dir.hpp"
+#include "watchdog_rules.hpp"
 
 namespace {
 
@@ -104,7 +104,8 @@ TEST(SpankWatchdog, StallAfterRendezvous) {
   facts.local[1].seconds_since_report = 130;
   const auto verdict = judge(facts);
   ASSERT_TRUE(verdict.end_step);
-  EXPECT_TRUE(contains(verdict.message, "stall: step 9.1 on gpu01: rank 1 made no progress for 130 s")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "stall: step 9.1 on gpu01: rank 1 made no progress for 130 s"))
+      << verdict.message;
   EXPECT_TRUE(contains(verdict.message, "--mgpr-stall=120")) << verdict.message;
   facts.local[1].seconds_since_report = 100;
   EXPECT_FALSE(judge(facts).end_step);

@@ -1,26 +1,26 @@
 // mgpr-test-image: writes a georeferenced GeoTIFF for demos, tests and benchmarks, so
 // nothing has to be downloaded. Bright squares (--square) give detect and segment runs
 // objects whose places are known exactly (--objects-csv).
-#include <CLI/CLI.hpp>
 #include <cpl_conv.h>
 #include <fmt/format.h>
 #include <gdal_priv.h>
 #include <ogr_spatialref.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <numbers>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "mgpr/cli.hpp"
 #include "geometry/georef.hpp"
+#include "mgpr/cli.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
@@ -114,8 +114,8 @@ void write_raster(const ImageRequest& request, const std::filesystem::path& path
   creation.AddNameValue("BLOCKYSIZE", block.c_str());
   creation.AddNameValue("INTERLEAVE", "PIXEL");
 
-  GDALDatasetUniquePtr dataset(driver->Create(path.c_str(), request.width, request.height, request.bands,
-                                              GDT_Byte, creation.List()));
+  GDALDatasetUniquePtr dataset(
+      driver->Create(path.c_str(), request.width, request.height, request.bands, GDT_Byte, creation.List()));
   if (!dataset) {
     throw mgpr::UsageError(fmt::format("cannot create '{}': {}; check that its folder exists and is writable",
                                        request.output, CPLGetLastErrorMsg()));
@@ -136,8 +136,8 @@ void write_raster(const ImageRequest& request, const std::filesystem::path& path
           std::fill(row_buffer.begin() + square.x1, row_buffer.begin() + square.x2, kSquareValue);
         }
       }
-      if (raster_band->RasterIO(GF_Write, 0, row, request.width, 1, row_buffer.data(), request.width, 1, GDT_Byte,
-                                0, 0) != CE_None) {
+      if (raster_band->RasterIO(GF_Write, 0, row, request.width, 1, row_buffer.data(), request.width, 1, GDT_Byte, 0,
+                                0) != CE_None) {
         throw mgpr::IoError(fmt::format("writing '{}' failed: {}", request.output, CPLGetLastErrorMsg()));
       }
     }

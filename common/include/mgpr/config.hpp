@@ -37,21 +37,21 @@ struct RunConfig {
   int gpus = 1;
   std::string accelerator = "auto";
   int workers = 2;
-  int threads = 0;  // 0: the CPUs Slurm gave the task
-  int rendezvous_timeout = 300;  // seconds every rank has to join the others
-  bool force_precision = false;  // run a precision this device emulates slowly anyway
+  int threads = 0;                           // 0: the CPUs Slurm gave the task
+  int rendezvous_timeout = 300;              // seconds every rank has to join the others
+  bool force_precision = false;              // run a precision this device emulates slowly anyway
   std::vector<std::string> model_libraries;  // shared libraries of custom operators, loaded first
-  bool channels_last = true;     // GPU: convolutions in NHWC, the layout tensor cores read natively
-  bool cudnn_benchmark = false;  // GPU: cuDNN times its algorithms once (no gain measured, 5x the memory)
+  bool channels_last = true;                 // GPU: convolutions in NHWC, the layout tensor cores read natively
+  bool cudnn_benchmark = false;              // GPU: cuDNN times its algorithms once (no gain measured, 5x the memory)
   // Results (docs/outputs.md)
-  double score_threshold = 0.0;   // detect: boxes scoring below are dropped
-  double iou_threshold = 0.5;     // detect: overlap at which duplicate boxes are merged
-  bool class_aware_nms = true;    // detect: only boxes of one label suppress each other
+  double score_threshold = 0.0;      // detect: boxes scoring below are dropped
+  double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged
+  bool class_aware_nms = true;       // detect: only boxes of one label suppress each other
   bool segment_probability = false;  // segment: also write the winning class's probability
-  bool cog = false;               // segment: also write a Cloud-Optimized GeoTIFF
-  bool quicklook = false;         // a downsampled PNG with the results drawn over the raster
-  int quicklook_size = 1024;      // the quicklook's longest side in pixels
-  bool resume = true;             // skip tiles a previous, interrupted run of the same job finished
+  bool cog = false;                  // segment: also write a Cloud-Optimized GeoTIFF
+  bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
+  int quicklook_size = 1024;         // the quicklook's longest side in pixels
+  bool resume = true;                // skip tiles a previous, interrupted run of the same job finished
   // Outputs and reporting
   std::string output_dir = "mgpr_output";
   int log_interval = 10;

@@ -53,8 +53,8 @@ struct RankEnvironment {
   int local_rank = 0;
   int local_world_size = 1;
   int node_rank = 0;
-  std::string master_addr;  // empty when not set
-  int master_port = 0;      // 0 when not set
+  std::string master_addr;       // empty when not set
+  int master_port = 0;           // 0 when not set
   bool from_slurm_only = false;  // ranks came from SLURM_* because the plugin was not active
 };
 

@@ -22,14 +22,14 @@ struct RankSummary {
   int world_size = 1;
   int local_rank = 0;
   std::string host;
-  std::string device;     // "cuda:0", "cpu"
-  std::string gpu_name;   // empty on CPU
+  std::string device;    // "cuda:0", "cpu"
+  std::string gpu_name;  // empty on CPU
   std::int64_t tiles = 0;
   std::int64_t batches = 0;
-  double elapsed_s = 0;   // wall time of the rank's run
-  double model_s = 0;     // time inside the model's forward passes
-  double read_s = 0;      // reader threads' time reading and converting, summed over threads
-  double data_wait_s = 0; // time the model waited for tiles: I/O the pipeline did not hide
+  double elapsed_s = 0;    // wall time of the rank's run
+  double model_s = 0;      // time inside the model's forward passes
+  double read_s = 0;       // reader threads' time reading and converting, summed over threads
+  double data_wait_s = 0;  // time the model waited for tiles: I/O the pipeline did not hide
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;
   std::int64_t memory_total_bytes = 0;  // the device's memory (GPU), 0 on CPU
@@ -37,7 +37,7 @@ struct RankSummary {
   // shows it (GPU), 0 on CPU.
   std::int64_t memory_device_peak_bytes = 0;
   RankStatus status = RankStatus::kOk;
-  std::string error;      // why, when status is not ok
+  std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;
 
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }

@@ -31,8 +31,7 @@ std::optional<Number> parse_number(std::string_view text, Number min, Number max
 enum class EmptyItems { kDrop, kKeep };
 
 // "a,,b" is {"a", "b"} (kDrop) or {"a", "", "b"} (kKeep); "" is {} either way.
-std::vector<std::string> split_list(std::string_view text, char separator = ',',
-                                    EmptyItems empty = EmptyItems::kDrop);
+std::vector<std::string> split_list(std::string_view text, char separator = ',', EmptyItems empty = EmptyItems::kDrop);
 
 // 'text' in quotes for a message; over `limit` characters it is cut, with its length
 // given, so a hostile megabyte of input does not become a megabyte of log.

@@ -14,8 +14,8 @@
 #include <map>
 #include <sstream>
 
-#include "support/known_squares.hpp"
 #include "mgpr/process.hpp"
+#include "support/known_squares.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -48,8 +48,11 @@ class KnownAnswers : public testing::Test {
     GDALAllRegister();
     dir_ = mgpr::test::program_temp_dir().path();
     for (const auto& [name, rotation] : {std::pair{"squares", "0"}, std::pair{"rotated", "30"}}) {
-      std::vector<std::string> argv{MGPR_TEST_IMAGE, (dir_ / (std::string(name) + ".tif")).string(), "--width",
-                                    "200", "--height", "150", "--block", "64", "--rotation", rotation,
+      std::vector<std::string> argv{MGPR_TEST_IMAGE, (dir_ / (std::string(name) + ".tif")).string(),
+                                    "--width",       "200",
+                                    "--height",      "150",
+                                    "--block",       "64",
+                                    "--rotation",    rotation,
                                     "--objects-csv", (dir_ / (std::string(name) + "_objects.csv")).string()};
       for (const auto& square : kKnownSquares) argv.insert(argv.end(), {"--square", square});
       const auto made = run_command(argv);
@@ -65,8 +68,9 @@ class KnownAnswers : public testing::Test {
 
   // One mgpr run over `image`; `ranks` CPU ranks started by mgpr itself.
   static CommandResult mgpr(const std::string& image, const std::string& out, std::vector<std::string> extra) {
-    std::vector<std::string> argv{MGPR_BINARY, path(image).string(), "tile_size=64", "overlap=16", "batch_size=3",
-                                  "accelerator=cpu", "threads=1", "workers=1", "output_dir=" + path(out).string()};
+    std::vector<std::string> argv{MGPR_BINARY,  path(image).string(), "tile_size=64",
+                                  "overlap=16", "batch_size=3",       "accelerator=cpu",
+                                  "threads=1",  "workers=1",          "output_dir=" + path(out).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_command(argv);
   }
@@ -81,7 +85,8 @@ class KnownAnswers : public testing::Test {
       int matches = 0;
       for (const auto& box : found) {
         bool same = true;
-        for (const std::string c : {"x1", "y1", "x2", "y2"}) same = same && std::abs(number(box, c) - number(object, c)) <= 1;
+        for (const std::string c : {"x1", "y1", "x2", "y2"})
+          same = same && std::abs(number(box, c) - number(object, c)) <= 1;
         if (!same) continue;
         ++matches;
         for (const std::string c : {"map_x1", "map_y1", "map_x2", "map_y2"}) {
@@ -105,8 +110,8 @@ TEST_F(KnownAnswers, DetectFindsEverySquareOnceInEveryOutputContract) {
 }
 
 TEST_F(KnownAnswers, DetectUnderARotatedGeotransformGivesTheRotatedMapCoordinates) {
-  const auto result = mgpr("rotated.tif", "detect-rotated",
-                           {"task=detect", "model=" + path("detector.pt").string(), "gpus=2"});
+  const auto result =
+      mgpr("rotated.tif", "detect-rotated", {"task=detect", "model=" + path("detector.pt").string(), "gpus=2"});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   expect_every_square_once(path("detect-rotated") / "rotated_detections.csv", path("rotated_objects.csv"));
 }
@@ -129,8 +134,8 @@ TEST_F(KnownAnswers, DetectGivesTheSameFileForOneTwoThreeRanksStaticAndDynamic) 
 }
 
 TEST_F(KnownAnswers, DetectionLayerOpensWithOgrinfoAndCarriesTheInputCrs) {
-  const auto result = mgpr("squares.tif", "detect-gpkg",
-                           {"task=detect", "model=" + path("detector.pt").string(), "quicklook=true"});
+  const auto result =
+      mgpr("squares.tif", "detect-gpkg", {"task=detect", "model=" + path("detector.pt").string(), "quicklook=true"});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const auto layer_file = path("detect-gpkg") / "squares_detections.gpkg";
   const auto info = run_command({"ogrinfo", "-ro", "-so", layer_file.string(), "detections"});
@@ -178,9 +183,9 @@ std::vector<std::uint8_t> read_classes(const fs::path& raster, int& width, int& 
   width = dataset->GetRasterXSize();
   height = dataset->GetRasterYSize();
   std::vector<std::uint8_t> classes(static_cast<std::size_t>(width) * height);
-  EXPECT_EQ(dataset->GetRasterBand(1)->RasterIO(GF_Read, 0, 0, width, height, classes.data(), width, height, GDT_Byte,
-                                                0, 0),
-            CE_None);
+  EXPECT_EQ(
+      dataset->GetRasterBand(1)->RasterIO(GF_Read, 0, 0, width, height, classes.data(), width, height, GDT_Byte, 0, 0),
+      CE_None);
   return classes;
 }
 

@@ -13,8 +13,8 @@
 #include <set>
 #include <sstream>
 
-#include "mgpr/process.hpp"
 #include "geometry/tiler.hpp"
+#include "mgpr/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -62,8 +62,8 @@ class MgprCli : public testing::Test {
     GDALDatasetUniquePtr dataset(GDALDataset::Open(image.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
     std::vector<double> values(static_cast<std::size_t>(width) * height * 3);
     int bands[3] = {1, 2, 3};
-    EXPECT_EQ(dataset->RasterIO(GF_Read, x, y, width, height, values.data(), width, height, GDT_Float64, 3, bands, 0,
-                                0, 0, nullptr),
+    EXPECT_EQ(dataset->RasterIO(GF_Read, x, y, width, height, values.data(), width, height, GDT_Float64, 3, bands, 0, 0,
+                                0, nullptr),
               CE_None);
     double sum = 0;
     for (const double value : values) sum += value / 255.0;
@@ -133,8 +133,8 @@ TEST_F(MgprCli, EachTilesMeanComesThroughTheWholePipeline) {
 TEST_F(MgprCli, AnImageSmallerThanATileIsPadded) {
   const auto image = write_image("small.tif", 20, 12);
   const auto out = path("small-out");
-  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32",
-                            "accelerator=cpu", "output_dir=" + out.string()});
+  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=32", "accelerator=cpu",
+                            "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const auto rows = read_scores(out / "small_tiles.csv");
   ASSERT_EQ(rows.size(), 1u);
@@ -147,10 +147,9 @@ TEST_F(MgprCli, SameResultsForOneTwoThreeRanksStaticAndDynamic) {
   for (const std::string sharding : {"static", "dynamic"}) {
     for (const int ranks : {1, 2, 3}) {
       const auto out = path("ranks-" + sharding + std::to_string(ranks));
-      const auto result =
-          mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=16", "batch_size=2",
-                "accelerator=cpu", "threads=1", "workers=1", "gpus=" + std::to_string(ranks),
-                "sharding=" + sharding, "output_dir=" + out.string()});
+      const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "tile_size=16", "batch_size=2",
+                                "accelerator=cpu", "threads=1", "workers=1", "gpus=" + std::to_string(ranks),
+                                "sharding=" + sharding, "output_dir=" + out.string()});
       ASSERT_EQ(result.exit_code, 0) << sharding << ' ' << ranks << '\n' << result.out << result.err;
       const auto scores = read_text(out / "ranks_tiles.csv");
       EXPECT_EQ(read_scores(out / "ranks_tiles.csv").size(), 30u) << sharding << ' ' << ranks;
@@ -165,8 +164,8 @@ TEST_F(MgprCli, TwoCpuRanksOverA4096ImageProcessEveryTileOnceAndReportBoth) {
   const auto made = run_command({MGPR_TEST_IMAGE, image.string(), "--size", "4096"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const auto out = path("big-out");
-  const auto result = mgpr({image.string(), "model=" + path("mean.pt").string(), "gpus=2", "accelerator=cpu",
-                            "output_dir=" + out.string()});
+  const auto result = mgpr(
+      {image.string(), "model=" + path("mean.pt").string(), "gpus=2", "accelerator=cpu", "output_dir=" + out.string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(read_scores(out / "big_tiles.csv").size(), 16u);  // 4 x 4 tiles of 1024
   EXPECT_TRUE(contains(result.out, "GPU Usage Summary")) << result.out;
@@ -209,7 +208,8 @@ TEST_F(MgprCli, BadInputsAreRefusedByName) {
       {"band out of range", {image, mean, "bands=1,5"}, "5"},
       {"missing model", {image, "model=" + path("none.pt").string()}, "none.pt"},
       {"unknown key", {image, mean, "tile_sise=8"}, "did you mean tile_size"},
-      {"missing operator library", {image, mean, "model_libraries=/nowhere/libops.so"},
+      {"missing operator library",
+       {image, mean, "model_libraries=/nowhere/libops.so"},
        "model_libraries: cannot load '/nowhere/libops.so'"},
       {"detect model returning logits", {image, mean, "task=detect", "tile_size=16"}, "task=detect needs a [B, N, 6]"},
   };

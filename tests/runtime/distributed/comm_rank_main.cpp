@@ -24,11 +24,11 @@
 #include <thread>
 #include <vector>
 
-#include "support/comm_payload.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/local_launch.hpp"
 #include "distributed/sharding.hpp"
 #include "geometry/tiler.hpp"
+#include "support/comm_payload.hpp"
 
 namespace {
 
@@ -60,11 +60,12 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   std::ofstream out(keys.at("out") + fmt::format("/rank-{}.txt", ranks.rank));
   const auto line = [&out](const std::string& text) { out << text << '\n' << std::flush; };
   line(fmt::format("pid {}", ::getpid()));
-  line(fmt::format("env RANK={} WORLD_SIZE={} LOCAL_RANK={} LOCAL_WORLD_SIZE={} NODE_RANK={} MASTER_ADDR={} "
-                   "MASTER_PORT={} CUDA_VISIBLE_DEVICES={}",
-                   variable(env::kRank), variable(env::kWorldSize), variable(env::kLocalRank),
-                   variable(env::kLocalWorldSize), variable(env::kNodeRank), variable(env::kMasterAddr),
-                   variable(env::kMasterPort), variable(env::kCudaVisibleDevices)));
+  line(
+      fmt::format("env RANK={} WORLD_SIZE={} LOCAL_RANK={} LOCAL_WORLD_SIZE={} NODE_RANK={} MASTER_ADDR={} "
+                  "MASTER_PORT={} CUDA_VISIBLE_DEVICES={}",
+                  variable(env::kRank), variable(env::kWorldSize), variable(env::kLocalRank),
+                  variable(env::kLocalWorldSize), variable(env::kNodeRank), variable(env::kMasterAddr),
+                  variable(env::kMasterPort), variable(env::kCudaVisibleDevices)));
 
   RendezvousOptions options;
   options.timeout = std::chrono::seconds(number(keys, "timeout", 30));

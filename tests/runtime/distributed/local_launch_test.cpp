@@ -54,8 +54,8 @@ TEST(LocalLaunch, GivesEachRankTheTorchrunEnvironment) {
 
 TEST(LocalLaunch, OneGpuEachPicksFromTheVisibleDevices) {
   const TempDir dir;
-  auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "gpu-each", "--", "out=" + dir.path().string()}, {},
-                    dir.path(), std::chrono::seconds(60));
+  auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "gpu-each", "--", "out=" + dir.path().string()}, {}, dir.path(),
+                    std::chrono::seconds(60));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_NE(line_starting(dir.path() / "rank-1.txt", "env ").find("CUDA_VISIBLE_DEVICES=1"), std::string::npos);
 
@@ -73,8 +73,8 @@ TEST(LocalLaunch, OneGpuEachPicksFromTheVisibleDevices) {
 
 TEST(LocalLaunch, StopsTheOthersWhenOneRankFailsAndReturnsItsCode) {
   const TempDir dir;
-  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "3", "cpu", "--", "out=" + dir.path().string(),
-                           "fail_rank=1", "fail=7", "sleep=120"},
+  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "3", "cpu", "--", "out=" + dir.path().string(), "fail_rank=1",
+                           "fail=7", "sleep=120"},
                           {}, dir.path(), std::chrono::seconds(90));
   EXPECT_EQ(result.code, 7) << result.err;
   EXPECT_NE(result.err.find("rank 1 exited with status 7; stopping the other ranks"), std::string::npos) << result.err;
@@ -87,8 +87,8 @@ TEST(LocalLaunch, StopsTheOthersWhenOneRankFailsAndReturnsItsCode) {
 
 TEST(LocalLaunch, ARankKilledBySignalGives128PlusTheSignal) {
   const TempDir dir;
-  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(),
-                           "fail_rank=0", "fail=kill", "sleep=120"},
+  const auto result = run({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(), "fail_rank=0",
+                           "fail=kill", "sleep=120"},
                           {}, dir.path(), std::chrono::seconds(90));
   EXPECT_EQ(result.code, 128 + SIGKILL) << result.err;
   EXPECT_NE(result.err.find("rank 0 was killed by signal 9"), std::string::npos) << result.err;

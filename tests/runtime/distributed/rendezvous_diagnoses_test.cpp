@@ -13,8 +13,8 @@ TEST(RendezvousMessages, RankListsUseRanges) {
 }
 
 TEST(RendezvousMessages, MissingRanksAreNamedWithTheHostsOfTheOthers) {
-  const std::vector<std::optional<std::string>> hosts = {"gpu01", std::nullopt, "gpu02", "gpu01", std::nullopt,
-                                                          std::nullopt};
+  const std::vector<std::optional<std::string>> hosts = {"gpu01", std::nullopt, "gpu02",
+                                                         "gpu01", std::nullopt, std::nullopt};
   const auto message = missing_ranks_message(hosts, "gpu01:29500", std::chrono::seconds(300));
   EXPECT_NE(message.find("ranks 1, 4-5 of 6 never reached rank 0's store at gpu01:29500 within 300 s"),
             std::string::npos)

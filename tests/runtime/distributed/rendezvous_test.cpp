@@ -1,8 +1,8 @@
 // Rendezvous with real processes: gathers of unequal sizes, late ranks that still make
 // it, and missing ranks named within the timeout on every rank that can be reached.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <gtest/gtest.h>
 
 #include <fmt/format.h>
 

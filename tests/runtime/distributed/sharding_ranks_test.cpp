@@ -33,9 +33,10 @@ class Sharding : public ::testing::TestWithParam<std::tuple<int, std::string>> {
 TEST_P(Sharding, UnionIsEveryTileOnce) {
   const auto [ranks, mode] = GetParam();
   const TempDir dir;
-  const auto result = run({MGPR_COMM_RANK_EXE, "launch", std::to_string(ranks), "cpu", "--", "out=" + dir.path().string(),
-                           "sharding=" + mode, fmt::format("tiles={}", kTiles), "threads=3", "delay_ms=2", "timeout=30"},
-                          {}, dir.path(), std::chrono::seconds(90));
+  const auto result =
+      run({MGPR_COMM_RANK_EXE, "launch", std::to_string(ranks), "cpu", "--", "out=" + dir.path().string(),
+           "sharding=" + mode, fmt::format("tiles={}", kTiles), "threads=3", "delay_ms=2", "timeout=30"},
+          {}, dir.path(), std::chrono::seconds(90));
   ASSERT_EQ(result.code, 0) << result.err;
 
   std::multiset<std::string> seen;
@@ -59,7 +60,8 @@ TEST_P(Sharding, UnionIsEveryTileOnce) {
 INSTANTIATE_TEST_SUITE_P(Ranks, Sharding,
                          ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values("static", "dynamic")),
                          [](const auto& test_info) {
-                           return fmt::format("{}_{}_ranks", std::get<1>(test_info.param), std::get<0>(test_info.param));
+                           return fmt::format("{}_{}_ranks", std::get<1>(test_info.param),
+                                              std::get<0>(test_info.param));
                          });
 
 }  // namespace

@@ -10,11 +10,11 @@
 namespace {
 
 using mgpr::runtime::Box;
+using mgpr::runtime::merge_boxes;
 using mgpr::runtime::MergeOptions;
 using mgpr::runtime::PixelWindow;
-using mgpr::runtime::TileId;
-using mgpr::runtime::merge_boxes;
 using mgpr::runtime::place_in_image;
+using mgpr::runtime::TileId;
 
 Box make_box(double x1, double y1, double x2, double y2, double score, std::int64_t label = 0, bool truncated = false,
              TileId tile = {}) {

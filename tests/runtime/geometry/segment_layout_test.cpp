@@ -33,8 +33,8 @@ std::size_t owner_by_rule(const std::vector<int>& starts, int window, int pixel)
 }
 
 std::vector<int> overlaps_to_try(int tile_size) {
-  std::set<int> overlaps{0, 1, 2, tile_size / 4, tile_size / 3, tile_size / 2, 3 * tile_size / 4, tile_size - 2,
-                         tile_size - 1};
+  std::set<int> overlaps{
+      0, 1, 2, tile_size / 4, tile_size / 3, tile_size / 2, 3 * tile_size / 4, tile_size - 2, tile_size - 1};
   std::vector<int> valid;
   std::copy_if(overlaps.begin(), overlaps.end(), std::back_inserter(valid),
                [&](int overlap) { return overlap >= 0 && overlap < tile_size; });
@@ -102,16 +102,20 @@ TEST(SegmentLayout, DeepOverlapsPutAPixelInManyWindows) {
 
 TEST(SegmentLayout, RejectsStartsThatDoNotCoverTheAxis) {
   EXPECT_THROW(owned_ranges({}, 10, 30), std::invalid_argument);
-  EXPECT_THROW(owned_ranges({0, 10}, 10, 30), std::invalid_argument);      // [20,30) in no window
-  EXPECT_THROW(owned_ranges({2, 20}, 10, 30), std::invalid_argument);      // [0,2) in no window
+  EXPECT_THROW(owned_ranges({0, 10}, 10, 30), std::invalid_argument);          // [20,30) in no window
+  EXPECT_THROW(owned_ranges({2, 20}, 10, 30), std::invalid_argument);          // [0,2) in no window
   EXPECT_THROW(owned_ranges({0, 20, 10, 20}, 10, 30), std::invalid_argument);  // not ascending
   EXPECT_THROW(owned_ranges({0}, 0, 30), std::invalid_argument);
 }
 
 TEST(SegmentLayout, TileCoresCoverTheImageExactlyOnce) {
   for (const auto& [width, height, tile_size, overlap] :
-       std::vector<std::tuple<int, int, int, int>>{{1000, 700, 256, 32}, {300, 90, 64, 63}, {37, 200, 64, 16},
-                                                   {513, 257, 256, 0}, {50, 40, 64, 8}, {777, 555, 100, 49}}) {
+       std::vector<std::tuple<int, int, int, int>>{{1000, 700, 256, 32},
+                                                   {300, 90, 64, 63},
+                                                   {37, 200, 64, 16},
+                                                   {513, 257, 256, 0},
+                                                   {50, 40, 64, 8},
+                                                   {777, 555, 100, 49}}) {
     const auto tiles = tile_image(0, width, height, tile_size, overlap);
     std::vector<int> covered(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
     for (const auto& tile : tiles) {

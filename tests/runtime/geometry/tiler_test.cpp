@@ -57,8 +57,6 @@ TEST(Tiler, StaticShardsCoverEveryTileExactlyOnce) {
   }
 }
 
-TEST(Tiler, RejectsOverlapNotBelowTileSize) {
-  EXPECT_THROW(window_starts(1000, 256, 256), std::invalid_argument);
-}
+TEST(Tiler, RejectsOverlapNotBelowTileSize) { EXPECT_THROW(window_starts(1000, 256, 256), std::invalid_argument); }
 
 }  // namespace

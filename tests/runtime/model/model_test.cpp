@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/builtin_model.hpp"
 #include "mgpr/error.hpp"
-#include "support/temp_dir.hpp"
+#include "model/builtin_model.hpp"
 #include "support/error_of.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 

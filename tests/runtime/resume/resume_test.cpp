@@ -11,8 +11,8 @@
 #include <regex>
 #include <thread>
 
-#include "support/process.hpp"
 #include "mgpr/process.hpp"
+#include "support/process.hpp"
 
 namespace {
 
@@ -88,9 +88,9 @@ TEST(Resume, AnInterruptedRunFinishesWithTheFilesOfAnUninterruptedOne) {
 
   const auto run = [&](const fs::path& output, const std::string& name) {
     return std::make_unique<Process>(
-        std::vector<std::string>{MGPR_BINARY, image.string(), "task=detect", "model=" + model.string(),
-                                 "tile_size=64", "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu",
-                                 "threads=1", "workers=1", "output_dir=" + output.string()},
+        std::vector<std::string>{MGPR_BINARY, image.string(), "task=detect", "model=" + model.string(), "tile_size=64",
+                                 "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu", "threads=1", "workers=1",
+                                 "output_dir=" + output.string()},
         std::map<std::string, std::string>{}, dir.path(), name);
   };
   constexpr int kTiles = 8 * 6;  // columns start 0, 48, ..., 336; rows 0, 48, ..., 208

@@ -11,9 +11,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using mgpr::runtime::remove_journals;
 using mgpr::runtime::TileId;
 using mgpr::runtime::TileJournal;
-using mgpr::runtime::remove_journals;
 
 // A folder of that name that does not exist yet: the journal makes its own.
 fs::path scratch(const std::string& name) { return mgpr::test::program_temp_dir().path() / name; }
@@ -51,9 +51,9 @@ TEST(TileJournal, CutAndForeignLinesAreIgnored) {
 
 TEST(TileJournal, TheFirstResultOfATileWins) {
   mgpr::runtime::TileResults results;
-  mgpr::runtime::parse_result_lines(mgpr::runtime::format_result_line({0, 1, 1}, "first") +
-                                        mgpr::runtime::format_result_line({0, 1, 1}, "second"),
-                                    results);
+  mgpr::runtime::parse_result_lines(
+      mgpr::runtime::format_result_line({0, 1, 1}, "first") + mgpr::runtime::format_result_line({0, 1, 1}, "second"),
+      results);
   EXPECT_EQ(results.at(TileId{0, 1, 1}), "first");
 }
 

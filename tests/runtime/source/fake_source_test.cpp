@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
-#include "source/fake_source.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
+#include "source/fake_source.hpp"
 #include "source/reader_pool.hpp"
 #include "source/tile_source.hpp"
 
@@ -87,10 +87,13 @@ TEST(FakeSource, WorkersOverlapTheDelay) {
   std::size_t next = 0;
   std::mutex feed_mutex;
   const auto start = std::chrono::steady_clock::now();
-  mgpr::runtime::ReaderPool pool(*source, 4, [&]() -> std::optional<Tile> {
-    const std::lock_guard lock(feed_mutex);
-    return next < source->tiles().size() ? std::optional(source->tiles()[next++]) : std::nullopt;
-  }, 8);
+  mgpr::runtime::ReaderPool pool(
+      *source, 4,
+      [&]() -> std::optional<Tile> {
+        const std::lock_guard lock(feed_mutex);
+        return next < source->tiles().size() ? std::optional(source->tiles()[next++]) : std::nullopt;
+      },
+      8);
   int tiles = 0;
   while (pool.next()) ++tiles;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

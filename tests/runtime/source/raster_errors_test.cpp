@@ -4,16 +4,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
-#include "support/rasters.hpp"
 #include "source/tile_source.hpp"
 #include "support/error_of.hpp"
+#include "support/rasters.hpp"
 
 namespace {
 

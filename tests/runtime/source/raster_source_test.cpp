@@ -15,8 +15,8 @@
 #include "mgpr/config.hpp"
 #include "source/raster_source.hpp"
 #include "source/reader_pool.hpp"
-#include "support/rasters.hpp"
 #include "source/tile_source.hpp"
+#include "support/rasters.hpp"
 
 namespace {
 
@@ -81,8 +81,8 @@ void expect_tile_matches_gdal(const TileData& tile, const Expectation& expected)
       }
       if (!valid) ++invalid_pixels;
       const int mask = tile.valid.empty() ? 1 : tile.valid[at];
-      ASSERT_EQ(mask, valid ? 1 : 0) << "mask at " << x << "," << y << " of the tile at " << window.x << ","
-                                     << window.y << (tile.valid.empty() ? " (no mask: all valid)" : "");
+      ASSERT_EQ(mask, valid ? 1 : 0) << "mask at " << x << "," << y << " of the tile at " << window.x << "," << window.y
+                                     << (tile.valid.empty() ? " (no mask: all valid)" : "");
       for (std::size_t b = 0; b < bands.size(); ++b) {
         double want = 0;
         if (valid) {
@@ -180,10 +180,9 @@ std::vector<Case> cases() {
   all.push_back({"byte_4_bands_striped_selection_nodata", four, {4, 2, 1}, {4, 2, 1}, 0, {}, {}, 48, 0});
   auto planar = spec(GDT_UInt16, 4, true, 65535.0);
   planar.band_interleaved = true;
-  all.push_back({"uint16_band_interleaved_nodata_mean_std", planar, {2, 3}, {2, 3}, 0, {0.1, 0.2}, {0.5, 2.0}, 64,
-                 16});
-  all.push_back({"int16_one_band_striped_nodata", spec(GDT_Int16, 1, false, -9999.0), {}, {1}, 0, {0.5}, {0.25},
-                 40, 0});
+  all.push_back({"uint16_band_interleaved_nodata_mean_std", planar, {2, 3}, {2, 3}, 0, {0.1, 0.2}, {0.5, 2.0}, 64, 16});
+  all.push_back(
+      {"int16_one_band_striped_nodata", spec(GDT_Int16, 1, false, -9999.0), {}, {1}, 0, {0.5}, {0.25}, 40, 0});
   auto floats = spec(GDT_Float32, 3, true, -9999.5);
   floats.with_nan = true;
   all.push_back({"float32_nan_nodata_scale", floats, {3, 1}, {3, 1}, 0.01, {1.5}, {}, 64, 4});
@@ -249,10 +248,13 @@ TEST(RasterSource, ReaderPoolReadsTheSameTilesAsOneReader) {
 
   std::atomic<std::size_t> next{0};
   const auto& tiles = source->tiles();
-  ReaderPool pool(*source, 3, [&]() -> std::optional<Tile> {
-    const auto index = next++;
-    return index < tiles.size() ? std::optional(tiles[index]) : std::nullopt;
-  }, 2);
+  ReaderPool pool(
+      *source, 3,
+      [&]() -> std::optional<Tile> {
+        const auto index = next++;
+        return index < tiles.size() ? std::optional(tiles[index]) : std::nullopt;
+      },
+      2);
   std::size_t received = 0;
   while (auto data = pool.next()) {
     const auto& alone = single.at(data->tile.id);

@@ -170,7 +170,8 @@ TEST(ReaderPool, RethrowsTheFirstReaderError) {
 TEST(ReaderPool, RethrowsFeedAndOpenErrors) {
   ScriptedSource source(10);
   {
-    ReaderPool pool(source, 2, []() -> std::optional<Tile> { throw std::runtime_error("scripted: store gone"); }, 2);
+    ReaderPool pool(
+        source, 2, []() -> std::optional<Tile> { throw std::runtime_error("scripted: store gone"); }, 2);
     EXPECT_THROW(pool.next(), std::runtime_error);
   }
   source.fail_to_open = true;

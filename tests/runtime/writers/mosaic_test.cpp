@@ -30,11 +30,12 @@ constexpr int kHeight = 60;
 const std::vector<PixelWindow> kCores{{0, 0, 50, 25}, {50, 0, 30, 25}, {0, 25, 50, 35}, {50, 25, 30, 35}};
 
 std::uint8_t class_at(int column, int row) { return static_cast<std::uint8_t>((column * 3 + row * 5) % 11); }
-float probability_at(int column, int row) { return static_cast<float>(column) * 0.01F + static_cast<float>(row) * 0.5F; }
+float probability_at(int column, int row) {
+  return static_cast<float>(column) * 0.01F + static_cast<float>(row) * 0.5F;
+}
 
 RasterGeoreference rotated_georef() {
-  return {GeoTransform(std::array<double, 6>{500000.1, 0.3, 0.07, 4500000.3, 0.05, -0.3}),
-          mgpr::test::epsg_wkt(32633)};
+  return {GeoTransform(std::array<double, 6>{500000.1, 0.3, 0.07, 4500000.3, 0.05, -0.3}), mgpr::test::epsg_wkt(32633)};
 }
 
 template <typename T, typename F>
@@ -258,7 +259,9 @@ TEST(SegmentMosaic, ErrorsNameTheFile) {
   const auto georef = rotated_georef();
   const auto piece = scratch.path() / "missing" / "piece.tif";
   const std::vector<std::uint8_t> four(4);
-  EXPECT_THAT(runtime_error_of([&] { mgpr::runtime::write_class_piece(piece, {0, 0, 2, 2}, four, georef); }),
+  EXPECT_THAT(runtime_error_of([&] {
+                mgpr::runtime::write_class_piece(piece, {0, 0, 2, 2}, four, georef);
+              }),
               HasSubstr("'" + piece.string() + "'"));
   const auto vrt = scratch.path() / "missing" / "classes.vrt";
   EXPECT_THAT(runtime_error_of([&] { mgpr::runtime::write_mosaic_vrt(vrt, {}, kWidth, kHeight, georef, false); }),

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "read_back.hpp"
-#include "writers/quicklook.hpp"
 #include "support/rasters.hpp"
+#include "writers/quicklook.hpp"
 #include "writers/segment_mosaic.hpp"
 
 namespace {
@@ -27,8 +27,8 @@ using Fill = std::function<double(int band, int column, int row)>;
 std::string write_source(const std::filesystem::path& file, GDALDataType type, int width, int height, int bands,
                          const Fill& fill) {
   GDALAllRegister();
-  GDALDatasetUniquePtr dataset(GetGDALDriverManager()->GetDriverByName("GTiff")->Create(
-      file.c_str(), width, height, bands, type, nullptr));
+  GDALDatasetUniquePtr dataset(
+      GetGDALDriverManager()->GetDriverByName("GTiff")->Create(file.c_str(), width, height, bands, type, nullptr));
   if (!dataset) throw std::runtime_error("cannot create " + file.string());
   std::vector<double> values(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
   for (int band = 1; band <= bands; ++band) {
@@ -37,8 +37,8 @@ std::string write_source(const std::filesystem::path& file, GDALDataType type, i
         values[static_cast<std::size_t>(row) * width + column] = fill(band, column, row);
       }
     }
-    if (dataset->GetRasterBand(band)->RasterIO(GF_Write, 0, 0, width, height, values.data(), width, height,
-                                               GDT_Float64, 0, 0, nullptr) != CE_None) {
+    if (dataset->GetRasterBand(band)->RasterIO(GF_Write, 0, 0, width, height, values.data(), width, height, GDT_Float64,
+                                               0, 0, nullptr) != CE_None) {
       throw std::runtime_error("cannot write " + file.string());
     }
   }
@@ -156,9 +156,9 @@ TEST(Quicklook, MaskTintsClassesHalfwayAndLeavesTheRest) {
   EXPECT_EQ(picture.at(110, 60), left);  // one class, one tint
   // Half the raster shows through: the tinted halves differ by half as much as the raster.
   for (std::size_t c = 0; c < 3; ++c) EXPECT_NEAR(right[c] - left[c], (kRight[c] - kLeft[c]) / 2, 1) << c;
-  EXPECT_EQ(picture.at(50, 100), kLeft);     // class 0
-  EXPECT_EQ(picture.at(350, 300), kRight);   // kNoClass
-  EXPECT_EQ(picture.at(450, 100), kRight);   // class 0
+  EXPECT_EQ(picture.at(50, 100), kLeft);    // class 0
+  EXPECT_EQ(picture.at(350, 300), kRight);  // kNoClass
+  EXPECT_EQ(picture.at(450, 100), kRight);  // class 0
 }
 
 TEST(Quicklook, ErrorsNameTheFiles) {

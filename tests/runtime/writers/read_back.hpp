@@ -48,8 +48,8 @@ inline GDALDatasetUniquePtr open_dataset(const std::filesystem::path& path, unsi
 template <typename T>
 std::vector<T> read_band(GDALRasterBand& band, GDALDataType type) {
   std::vector<T> values(static_cast<std::size_t>(band.GetXSize()) * static_cast<std::size_t>(band.GetYSize()));
-  if (band.RasterIO(GF_Read, 0, 0, band.GetXSize(), band.GetYSize(), values.data(), band.GetXSize(),
-                    band.GetYSize(), type, 0, 0, nullptr) != CE_None) {
+  if (band.RasterIO(GF_Read, 0, 0, band.GetXSize(), band.GetYSize(), values.data(), band.GetXSize(), band.GetYSize(),
+                    type, 0, 0, nullptr) != CE_None) {
     throw std::runtime_error("GDAL cannot read a band");
   }
   return values;
