@@ -1,10 +1,10 @@
 #include "job_state.hpp"
 
-#include <charconv>
 #include <sstream>
 #include <vector>
 
 #include "mgpr/process.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr::launcher {
 namespace {
@@ -40,8 +40,7 @@ std::optional<JobState> parse_scontrol_job(std::string_view text) {
     } else if (field.starts_with("ExitCode=")) {
       parse_exit_code(std::string_view(field).substr(9), state.exit_code, state.signal);
     } else if (field.starts_with("Restarts=")) {
-      const std::string_view count = std::string_view(field).substr(9);
-      std::from_chars(count.data(), count.data() + count.size(), state.restarts);
+      state.restarts = parse_number<int>(std::string_view(field).substr(9)).value_or(0);
     }
   }
   if (!have_state) return std::nullopt;
@@ -78,13 +77,10 @@ bool JobState::finished() const {
 bool parse_exit_code(std::string_view text, int& code, int& signal) {
   const auto colon = text.find(':');
   const auto code_text = text.substr(0, colon);
-  const auto [p1, e1] = std::from_chars(code_text.data(), code_text.data() + code_text.size(), code);
-  if (e1 != std::errc()) return false;
-  signal = 0;
-  if (colon != std::string_view::npos) {
-    const auto signal_text = text.substr(colon + 1);
-    std::from_chars(signal_text.data(), signal_text.data() + signal_text.size(), signal);
-  }
+  const auto parsed_code = parse_number<int>(code_text);
+  if (!parsed_code) return false;
+  code = *parsed_code;
+  signal = colon == std::string_view::npos ? 0 : parse_number<int>(text.substr(colon + 1)).value_or(0);
   return true;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 #include "override_grammar.hpp"
 
 namespace mgpr {
@@ -122,11 +122,7 @@ std::optional<T> parse_scalar(std::string_view text) {
   } else if constexpr (std::is_same_v<T, std::string>) {
     return std::string(text);
   } else {
-    T value{};
-    const auto* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
-    return value;
+    return parse_number<T>(text);
   }
 }
 

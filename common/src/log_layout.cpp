@@ -25,8 +25,13 @@ bool all_digits(std::string_view s) {
 // "1234_7" sorts as (1234, 7) so job 99 comes before 100.
 std::pair<unsigned long long, unsigned long long> job_order(const std::string& id) {
   const auto underscore = id.find('_');
-  const auto base = std::stoull(id.substr(0, underscore));
-  const auto task = underscore == std::string::npos ? 0ULL : std::stoull(id.substr(underscore + 1)) + 1;
+  // Past 20 digits a number does not fit: such a name sorts last instead of throwing.
+  constexpr auto kLast = std::numeric_limits<unsigned long long>::max();
+  const auto base = parse_number<unsigned long long>(std::string_view(id).substr(0, underscore)).value_or(kLast);
+  const auto task =
+      underscore == std::string::npos
+          ? 0ULL
+          : parse_number<unsigned long long>(std::string_view(id).substr(underscore + 1)).value_or(kLast - 1) + 1;
   return {base, task};
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What a rank reads off its device: the memory it uses (from the CUDA caching allocator
 // on a GPU, the process's resident set on CPU), the GPU's name and compute capability.
-// The one place that includes LibTorch's CUDA headers besides the stream code.
+// CUDA itself is behind model/cuda_backend.hpp.
 #include <cstdint>
 #include <string>
 

@@ -2,56 +2,40 @@
 
 #include <chrono>
 
-#ifdef MGPR_HAVE_TORCH_CUDA
-#include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDAStream.h>
-#include <cuda_runtime_api.h>
-#endif
+#include "model/cuda_backend.hpp"
 
 namespace mgpr::runtime {
 
 struct ComputeTimer::State {
-  explicit State(torch::Device on) : device(on) {}
-  torch::Device device;
+  std::unique_ptr<cuda_backend::StreamTimer> on_device;  // on a GPU; else wall time
   std::chrono::steady_clock::time_point began;
   std::chrono::steady_clock::time_point ended;
-#ifdef MGPR_HAVE_TORCH_CUDA
-  at::cuda::CUDAEvent began_on_device{cudaEventDefault};
-  at::cuda::CUDAEvent ended_on_device{cudaEventDefault};
-#endif
 };
 
-ComputeTimer::ComputeTimer(const DeviceChoice& device) : state_(std::make_unique<State>(device.device)) {}
+ComputeTimer::ComputeTimer(const DeviceChoice& device) : state_(std::make_unique<State>()) {
+  if (device.is_cuda) state_->on_device = cuda_backend::make_stream_timer(device.device.index());
+}
 
 ComputeTimer::~ComputeTimer() = default;
 
 void ComputeTimer::begin() {
-#ifdef MGPR_HAVE_TORCH_CUDA
-  if (state_->device.is_cuda()) {
-    state_->began_on_device.record(c10::cuda::getCurrentCUDAStream(state_->device.index()));
-    return;
+  if (state_->on_device) {
+    state_->on_device->record_begin();
+  } else {
+    state_->began = std::chrono::steady_clock::now();
   }
-#endif
-  state_->began = std::chrono::steady_clock::now();
 }
 
 void ComputeTimer::end() {
-#ifdef MGPR_HAVE_TORCH_CUDA
-  if (state_->device.is_cuda()) {
-    state_->ended_on_device.record(c10::cuda::getCurrentCUDAStream(state_->device.index()));
-    return;
+  if (state_->on_device) {
+    state_->on_device->record_end();
+  } else {
+    state_->ended = std::chrono::steady_clock::now();
   }
-#endif
-  state_->ended = std::chrono::steady_clock::now();
 }
 
 double ComputeTimer::seconds() {
-#ifdef MGPR_HAVE_TORCH_CUDA
-  if (state_->device.is_cuda()) {
-    state_->ended_on_device.synchronize();
-    return static_cast<double>(state_->began_on_device.elapsed_time(state_->ended_on_device)) / 1000.0;
-  }
-#endif
+  if (state_->on_device) return state_->on_device->seconds();
   return std::chrono::duration<double>(state_->ended - state_->began).count();
 }
 

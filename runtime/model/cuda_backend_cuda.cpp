@@ -1,0 +1,92 @@
+// The CUDA seam of a LibTorch built for CUDA: the only file of the runtime that includes
+// LibTorch's CUDA headers.
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include "model/cuda_backend.hpp"
+
+namespace mgpr::runtime::cuda_backend {
+namespace {
+
+class EventTimer final : public StreamTimer {
+ public:
+  explicit EventTimer(c10::DeviceIndex device_index) : device_index_(device_index) {}
+  void record_begin() override { began_.record(c10::cuda::getCurrentCUDAStream(device_index_)); }
+  void record_end() override { ended_.record(c10::cuda::getCurrentCUDAStream(device_index_)); }
+  double seconds() override {
+    ended_.synchronize();
+    return static_cast<double>(began_.elapsed_time(ended_)) / 1000.0;
+  }
+
+ private:
+  c10::DeviceIndex device_index_;
+  at::cuda::CUDAEvent began_{cudaEventDefault};
+  at::cuda::CUDAEvent ended_{cudaEventDefault};
+};
+
+class PoolCopyStream final : public CopyStream {
+ public:
+  explicit PoolCopyStream(c10::DeviceIndex device_index)
+      : device_index_(device_index), stream_(c10::cuda::getStreamFromPool(false, device_index)) {}
+
+  torch::Tensor start(const torch::Tensor& host_batch) override {
+    const c10::cuda::CUDAStreamGuard on_copy_stream(stream_);
+    // From pinned memory, non_blocking is a DMA queued on the copy stream; LibTorch's
+    // host allocator keeps the pinned block from reuse until that copy has finished.
+    auto on_device =
+        host_batch.to(torch::Device(torch::kCUDA, device_index_), host_batch.scalar_type(), /*non_blocking=*/true);
+    copied_.record(stream_);
+    return on_device;
+  }
+
+  void hand_over(torch::Tensor& batch) override {
+    const auto compute = c10::cuda::getCurrentCUDAStream(device_index_);
+    copied_.block(compute);
+    // Allocated on the copy stream but used on the compute stream: without this the
+    // caching allocator could hand the memory to the next copy while the model reads it.
+    batch.record_stream(compute);
+  }
+
+ private:
+  c10::DeviceIndex device_index_;
+  c10::cuda::CUDAStream stream_;
+  at::cuda::CUDAEvent copied_;  // timing disabled: the cheapest event kind
+};
+
+}  // namespace
+
+DeviceMemory device_memory(c10::DeviceIndex device_index) {
+  DeviceMemory memory;
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
+  const auto& allocated = stats.allocated_bytes[0];  // aggregate over pool kinds
+  memory.allocated_bytes = allocated.current;
+  memory.allocated_peak_bytes = allocated.peak;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    memory.card_total_bytes = static_cast<std::int64_t>(total_bytes);
+    memory.card_used_bytes = static_cast<std::int64_t>(total_bytes - free_bytes);
+  }
+  return memory;
+}
+
+std::string product_name(c10::DeviceIndex device_index) { return at::cuda::getDeviceProperties(device_index)->name; }
+
+int compute_capability(c10::DeviceIndex device_index) {
+  const auto* properties = at::cuda::getDeviceProperties(device_index);
+  return properties->major * 10 + properties->minor;
+}
+
+std::unique_ptr<StreamTimer> make_stream_timer(c10::DeviceIndex device_index) {
+  return std::make_unique<EventTimer>(device_index);
+}
+
+std::unique_ptr<CopyStream> make_copy_stream(c10::DeviceIndex device_index) {
+  return std::make_unique<PoolCopyStream>(device_index);
+}
+
+}  // namespace mgpr::runtime::cuda_backend
