@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 #include "mgpr/exit_codes.hpp"
 
@@ -20,6 +21,14 @@ extern char** environ;
 
 namespace mgpr {
 namespace {
+
+// argv/envp for posix_spawn: pointers into `strings`, ended by a null.
+std::vector<char*> c_string_array(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
 
 class Pipe {
  public:
@@ -45,25 +54,89 @@ class Pipe {
   std::array<int, 2> fds_{-1, -1};
 };
 
+class FileActions {
+ public:
+  FileActions() { posix_spawn_file_actions_init(&actions_); }
+  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+  void open(int fd, const std::optional<std::filesystem::path>& file, int flags) {
+    if (file) posix_spawn_file_actions_addopen(&actions_, fd, file->c_str(), flags, 0644);
+  }
+  void dup(int from, int fd) {
+    if (from >= 0) posix_spawn_file_actions_adddup2(&actions_, from, fd);
+  }
+  [[nodiscard]] const posix_spawn_file_actions_t* get() const { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_{};
+};
+
+class SpawnAttributes {
+ public:
+  explicit SpawnAttributes(const sigset_t* child_mask) {
+    posix_spawnattr_init(&attributes_);
+    if (child_mask == nullptr) return;
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (const int signal : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&defaults, signal);
+    posix_spawnattr_setsigmask(&attributes_, child_mask);
+    posix_spawnattr_setsigdefault(&attributes_, &defaults);
+    posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+  [[nodiscard]] const posix_spawnattr_t* get() const { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_{};
+};
+
 }  // namespace
+
+pid_t spawn_process(const SpawnRequest& request) {
+  if (request.argv.empty()) throw std::invalid_argument("spawn_process: argv is empty");
+  FileActions actions;
+  actions.open(0, request.stdin_file, O_RDONLY);
+  actions.open(1, request.stdout_file, O_WRONLY | O_CREAT | O_TRUNC);
+  actions.open(2, request.stderr_file, O_WRONLY | O_CREAT | O_TRUNC);
+  actions.dup(request.stdout_fd, 1);
+  actions.dup(request.stderr_fd, 2);
+  const SpawnAttributes attributes(request.signal_mask);
+  std::vector<std::string> argv = request.argv;
+  const auto args = c_string_array(argv);
+  std::vector<std::string> environment = request.environment.value_or(std::vector<std::string>{});
+  const auto envp = c_string_array(environment);
+  const std::string& program = request.program.empty() ? request.argv.front() : request.program;
+  pid_t pid = -1;
+  const auto spawn = request.search_path ? ::posix_spawnp : ::posix_spawn;
+  const int error = spawn(&pid, program.c_str(), actions.get(), attributes.get(), args.data(),
+                          request.environment ? envp.data() : environ);
+  if (error != 0) throw std::system_error(error, std::generic_category(), "cannot start " + program);
+  return pid;
+}
 
 CommandResult run_command(const std::vector<std::string>& argv) {
   CommandResult result;
   Pipe out;
   Pipe err;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write_end(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err.write_end(), 2);
-  std::vector<std::string> argv_copy = argv;
-  const auto args = c_string_array(argv_copy);
-  pid_t pid = 0;
-  const int spawn_error = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  SpawnRequest request;
+  request.argv = argv;
+  request.search_path = true;
+  request.stdin_file = "/dev/null";
+  request.stdout_fd = out.write_end();
+  request.stderr_fd = err.write_end();
+  pid_t pid = -1;
+  bool started = true;
+  try {
+    pid = spawn_process(request);
+  } catch (const std::system_error&) {
+    started = false;
+  }
   out.close_write();
   err.close_write();
-  if (spawn_error != 0) {
+  if (!started) {
     result.exit_code = kExitCommandNotFound;
     result.err = argv.front() + ": command not found";
     return result;
@@ -98,13 +171,6 @@ CommandResult run_command(const std::vector<std::string>& argv) {
 
 int exit_status_code(int wait_status) {
   return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
-}
-
-std::vector<char*> c_string_array(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (auto& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
 }
 
 // The kernel picks a port nobody holds; the caller binds it right after. A race with

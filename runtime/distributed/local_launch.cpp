@@ -3,7 +3,6 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
@@ -114,26 +114,6 @@ class BlockedSignals {
   sigset_t previous_{};
 };
 
-class SpawnAttributes {
- public:
-  explicit SpawnAttributes(const sigset_t& child_mask) {
-    posix_spawnattr_init(&attributes_);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    for (const int signal : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE}) sigaddset(&defaults, signal);
-    posix_spawnattr_setsigmask(&attributes_, &child_mask);
-    posix_spawnattr_setsigdefault(&attributes_, &defaults);
-    posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  }
-  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
-  SpawnAttributes(const SpawnAttributes&) = delete;
-  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-  [[nodiscard]] const posix_spawnattr_t* get() const { return &attributes_; }
-
- private:
-  posix_spawnattr_t attributes_{};
-};
-
 struct Child {
   pid_t pid = -1;
   int rank = 0;
@@ -155,23 +135,25 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
   const std::string executable = this_executable();
 
   const BlockedSignals blocked;
-  const SpawnAttributes attributes(blocked.previous());
   std::vector<Child> children;
   for (int rank = 0; rank < ranks; ++rank) {
-    std::vector<std::string> argv_strings{executable};
-    argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
-    auto env_strings = child_environment(rank, ranks, port, devices ? device_for_rank(*devices, rank) : std::nullopt);
-    const auto argv = c_string_array(argv_strings);
-    const auto envp = c_string_array(env_strings);
-    pid_t pid = -1;
+    SpawnRequest request;
+    request.argv = {executable};
+    request.argv.insert(request.argv.end(), arguments.begin(), arguments.end());
     // /proc/self/exe, not argv[0]: the same binary even when started through a relative
     // path or PATH lookup.
-    const int error = posix_spawn(&pid, "/proc/self/exe", nullptr, attributes.get(), argv.data(), envp.data());
-    if (error != 0) {
+    request.program = "/proc/self/exe";
+    request.environment =
+        child_environment(rank, ranks, port, devices ? device_for_rank(*devices, rank) : std::nullopt);
+    request.signal_mask = &blocked.previous();
+    pid_t pid = -1;
+    try {
+      pid = spawn_process(request);
+    } catch (const std::system_error& error) {
       signal_running(children, SIGKILL);
       for (const auto& child : children) ::waitpid(child.pid, nullptr, 0);
       throw std::runtime_error(
-          fmt::format("could not start local rank {} of {} ({}): {}", rank, ranks, executable, std::strerror(error)));
+          fmt::format("could not start local rank {} of {} ({}): {}", rank, ranks, executable, error.code().message()));
     }
     children.push_back({pid, rank, true});
   }

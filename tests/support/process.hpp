@@ -3,7 +3,6 @@
 // captured to files, and a hard limit so a hung rank fails the test instead of ctest.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,17 +70,12 @@ class Process {
   Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& dir,
           const std::string& name)
       : out_path_(dir / (name + ".stdout")), err_path_(dir / (name + ".stderr")), started_(Clock::now()) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = argv;
-    auto environment = clean_environment(env);
-    const auto c_args = c_string_array(args);
-    const auto c_env = c_string_array(environment);
-    const int error = posix_spawn(&pid_, c_args[0], &actions, nullptr, c_args.data(), c_env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) throw std::runtime_error("posix_spawn " + argv[0] + " failed");
+    SpawnRequest request;
+    request.argv = argv;
+    request.environment = clean_environment(env);
+    request.stdout_file = out_path_;
+    request.stderr_file = err_path_;
+    pid_ = spawn_process(request);
   }
   ~Process() {
     if (pid_ > 0) {
