@@ -15,6 +15,7 @@
 #include "mgpr/env_names.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/text.hpp"
+#include "support/temp_dir.hpp"
 #include "task_environment.hpp"
 
 namespace {
@@ -217,9 +218,8 @@ TEST(SpankDiagnoses, OneLinePerFinding) {
 }
 
 TEST(SpankDiagnoses, AppendsToTheJobsFileCreatingTheFolder) {
-  const auto root = fs::temp_directory_path() / ("mgpr-diagnoses-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  const auto job_dir = root / "slurm_logs" / "42";
+  const mgpr::test::TempDir root("mgpr-diagnoses-");
+  const auto job_dir = root.path() / "slurm_logs" / "42";
   append_diagnosis(job_dir, "first");
   append_diagnosis(job_dir, "second");
   std::ifstream in(job_dir / "diagnoses.log");
@@ -229,7 +229,6 @@ TEST(SpankDiagnoses, AppendsToTheJobsFileCreatingTheFolder) {
   std::getline(in, second);
   EXPECT_TRUE(first.ends_with(" mgpr: first")) << first;
   EXPECT_TRUE(second.ends_with(" mgpr: second")) << second;
-  fs::remove_all(root);
 }
 
 }  // namespace
