@@ -142,7 +142,9 @@ int main(int argc, char** argv) {
   app.add_option("--constraint", request.constraint, "node features");
   app.add_option("--job-name", request.job_name, "job name")->capture_default_str();
   app.add_flag("--exclusive", request.exclusive, "whole nodes");
-  app.add_option("--sbatch-arg", request.sbatch_args, "any other sbatch option, e.g. --sbatch-arg=--reservation=x");
+  // One value per --sbatch-arg, or CLI11 would take every argument after it as another.
+  app.add_option("--sbatch-arg", request.sbatch_args, "any other sbatch option, e.g. --sbatch-arg=--reservation=x")
+      ->allow_extra_args(false);
   app.add_option("--config", cli.config_file, "TOML run configuration");
   app.add_option("--template", cli.template_file, "job script template (default: the installed mgpr.sbatch)");
   app.add_option("--log-dir", cli.log_dir, "where job logs go")->capture_default_str();

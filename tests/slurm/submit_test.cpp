@@ -29,6 +29,19 @@ TEST(Submit, DryRunOneNodeTwoA100) {
   EXPECT_TRUE(contains(result.out, "srun --mgpr=")) << result.out;
 }
 
+// One --sbatch-arg takes one value: the keys and rasters after it stay keys and rasters
+// (CLI11 let the option swallow every argument after it, as #SBATCH lines).
+TEST(Submit, AnSbatchArgTakesOneValueAndLeavesTheRest) {
+  const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--sbatch-arg=--reservation=lab", "use_fake_data=true",
+                                   "tile_size=512", "--sbatch-arg", "--comment=x"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, "#SBATCH --reservation=lab\n")) << result.out;
+  EXPECT_TRUE(contains(result.out, "#SBATCH --comment=x\n")) << result.out;
+  EXPECT_FALSE(contains(result.out, "#SBATCH use_fake_data")) << result.out;
+  EXPECT_FALSE(contains(result.out, "#SBATCH tile_size")) << result.out;
+  EXPECT_TRUE(contains(result.out, "tile_size = 512")) << result.out;
+}
+
 TEST(Submit, DryRunTwoNodesFourGpus) {
   const auto result =
       run_command({MGPR_SUBMIT, "--dry-run", "--gpus", "4", "--nodes", "2", "use_fake_data=true", "workers=3"});
