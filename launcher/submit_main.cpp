@@ -133,7 +133,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("mgpr-submit ") + mgpr::kVersion);
   app.add_option("--gpus", cli.gpus, "GPUs per node, [TYPE:]N, e.g. a100:2 or 4")->capture_default_str();
   app.add_option("--nodes", request.nodes, "nodes")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--cpus-per-task", request.cpus_per_task, "CPUs per rank (default: 2 per reader worker)");
+  // Given, it must mean something: 0 used to fall back silently to the default.
+  app.add_option("--cpus-per-task", request.cpus_per_task, "CPUs per rank (default: 2 per reader worker)")
+      ->check(CLI::Range(1, 1024));
   app.add_option("--mem", request.mem, "memory per node (default: 8G per GPU)");
   app.add_option("--time", request.time, "walltime")->capture_default_str();
   app.add_option("--partition", request.partition, "partition");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -21,6 +22,10 @@ namespace mgpr {
 namespace {
 
 constexpr std::array<std::string_view, 3> kAccelerators{"auto", "gpu", "cpu"};
+// Thread counts beyond any node's cores only thrash (and thousands of threads can hang
+// the start); a batch beyond this is a typo that would end in a bare bad_alloc.
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxBatch = 4096;
 constexpr std::array<std::string_view, 3> kPrecisions{"fp32", "fp16", "bf16"};
 constexpr std::array<std::string_view, 3> kTasks{"classify", "detect", "segment"};
 constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
@@ -42,11 +47,16 @@ const std::array kKeys{
     ConfigKey{"model", &RunConfig::model, "TorchScript file, or builtin:resnet50"},
     ConfigKey{"task", &RunConfig::task, "what the model's output means", kTasks},
     ConfigKey{"precision", &RunConfig::precision, "inference precision", kPrecisions},
-    ConfigKey{"batch_size", &RunConfig::batch_size, "tiles per forward pass", {}, 1},
+    ConfigKey{"batch_size", &RunConfig::batch_size, "tiles per forward pass", {}, 1, kMaxBatch},
     ConfigKey{"gpus", &RunConfig::gpus, "ranks to start when run outside Slurm (one per GPU)", {}, 1},
     ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAccelerators},
-    ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1},
-    ConfigKey{"threads", &RunConfig::threads, "LibTorch threads per rank (0: the CPUs given to the task)"},
+    ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1, kMaxThreads},
+    ConfigKey{"threads",
+              &RunConfig::threads,
+              "LibTorch threads per rank (0: the CPUs given to the task)",
+              {},
+              0,
+              kMaxThreads},
     ConfigKey{"rendezvous_timeout", &RunConfig::rendezvous_timeout, "seconds every rank has to join the others", {}, 1},
     ConfigKey{"force_precision", &RunConfig::force_precision,
               "run a precision the device only emulates slowly (bf16 on most CPUs)"},
@@ -132,8 +142,22 @@ void check_value(const ConfigKey& key, const T& value, std::string_view where) {
     if (value < key.min_value) {
       throw UsageError(fmt::format("{}: {} must be at least {}, got {}", where, key.name, key.min_value, value));
     }
+    if (value > key.max_value) {
+      throw UsageError(fmt::format("{}: {} must be at most {}, got {}; more cannot help on any node", where, key.name,
+                                   key.max_value, value));
+    }
   } else if constexpr (std::is_same_v<T, double>) {
+    // nan passes every comparison, so a threshold of nan would silently merge nothing.
+    if (!std::isfinite(value)) {
+      throw UsageError(fmt::format("{}: {} must be a finite number, got {}", where, key.name, value));
+    }
     if (value < 0) throw UsageError(fmt::format("{}: {} must not be negative, got {}", where, key.name, value));
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    for (const double item : value) {
+      if (!std::isfinite(item)) {
+        throw UsageError(fmt::format("{}: {} must hold finite numbers, got {}", where, key.name, item));
+      }
+    }
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
       throw UsageError(
@@ -320,6 +344,11 @@ void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_
 }
 
 void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
+  // Linux opens a folder as if it were an empty file: that would be an empty config.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file, ignored)) {
+    throw UsageError(fmt::format("config file '{}' is a folder; give --config the TOML file in it", file.string()));
+  }
   std::ifstream in(file);
   if (!in) {
     throw UsageError(fmt::format("config file '{}' cannot be read: {}; check the path given to --config", file.string(),

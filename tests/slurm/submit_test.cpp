@@ -42,6 +42,12 @@ TEST(Submit, AnSbatchArgTakesOneValueAndLeavesTheRest) {
   EXPECT_TRUE(contains(result.out, "tile_size = 512")) << result.out;
 }
 
+TEST(Submit, ACpuCountOfZeroIsRefusedNotReplaced) {
+  const auto result = run_command({MGPR_SUBMIT, "--dry-run", "--cpus-per-task", "0", "use_fake_data=true"});
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_TRUE(contains(result.err, "--cpus-per-task")) << result.err;
+}
+
 TEST(Submit, DryRunTwoNodesFourGpus) {
   const auto result =
       run_command({MGPR_SUBMIT, "--dry-run", "--gpus", "4", "--nodes", "2", "use_fake_data=true", "workers=3"});

@@ -7,6 +7,7 @@
 
 #include "mgpr/error.hpp"
 #include "support/error_of.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -156,6 +157,28 @@ TEST(Config, MissingFileIsNamed) {
   mgpr::RunConfig config;
   const auto message = error_of([&] { mgpr::apply_toml_file(config, "/nonexistent/run.toml"); });
   EXPECT_NE(message.find("'/nonexistent/run.toml' cannot be read"), std::string::npos) << message;
+}
+
+// Issue 13: values that would run wrongly or hang are refused, naming the key.
+TEST(Config, NanThresholdsAndThreadsBeyondAnyNodeAreRefused) {
+  mgpr::RunConfig config;
+  for (const char* bad : {"iou_threshold=nan", "score_threshold=nan", "score_threshold=inf", "mean=[0.5,nan,0.5]"}) {
+    const auto message = error_of([&] { mgpr::apply_override(config, bad); });
+    EXPECT_NE(message.find("finite"), std::string::npos) << bad << ": " << message;
+  }
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "threads=100000"); }).find("threads must be at most 1024"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "workers=5000"); }).find("workers must be at most"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "batch_size=1000000"); }).find("batch_size must be at most"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { mgpr::apply_override(config, "threads=64"); }), "no error");
+}
+
+TEST(Config, AFolderGivenAsTheConfigFileIsRefused) {
+  const mgpr::test::TempDir dir("mgpr-config-");
+  const auto message = error_of([&] { mgpr::resolve_config(dir.path(), {}); });
+  EXPECT_NE(message.find("config file '" + dir.path().string() + "' is a folder"), std::string::npos) << message;
 }
 
 TEST(Config, TomlRoundTripKeepsHostileStrings) {

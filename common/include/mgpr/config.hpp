@@ -69,6 +69,7 @@ struct ConfigKey {
   std::string_view help;
   std::span<const std::string_view> choices = {};  // allowed values of a string key
   int min_value = 0;                               // smallest allowed value of an int key
+  int max_value = 1 << 30;                         // largest; a bound where more cannot work
 };
 
 // Every key, in the order --help and the resolved config list them.
