@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "mgpr/error.hpp"
 #include "mgpr/text.hpp"
 
@@ -48,6 +51,7 @@ int parse_port(std::string_view text, std::string_view where) { return parse_int
 
 PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
   PlugstackConfig out;
+  std::vector<std::string_view> seen;
   for (const auto& arg : args) {
     const auto equals = arg.find('=');
     const std::string where = fmt::format("plugstack.conf argument {}", quoted(arg));
@@ -56,6 +60,11 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
     }
     const std::string_view key = std::string_view(arg).substr(0, equals);
     const std::string_view value = std::string_view(arg).substr(equals + 1);
+    // The same key twice is a site's edit gone wrong: which one wins is not obvious.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      throw UsageError(fmt::format("{}: {} is given twice; keep one", where, quoted(key)));
+    }
+    seen.push_back(key);
     if (key == "timeout") {
       out.rendezvous_timeout_s = parse_seconds(value, where);
     } else if (key == "stall") {
@@ -67,6 +76,9 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
     } else if (key == "port_max") {
       out.port_max = parse_port(value, where);
     } else if (key == "log_dir") {
+      if (value.empty()) {
+        throw UsageError(fmt::format("{}: log_dir is empty; give a folder or leave the key out", where));
+      }
       out.log_dir = std::string(value);
     } else if (key == "strict") {
       out.strict = parse_bool(value, where);

@@ -80,6 +80,14 @@ TEST(SpankParse, PluginArgsEveryKey) {
   EXPECT_FALSE(args.strict);
 }
 
+// Issue 13: a site's slip is refused at load, not half-applied.
+TEST(SpankParse, PluginArgsRefuseAnEmptyLogDirAndAKeyGivenTwice) {
+  const auto empty = error_of([] { parse_plugstack_config(std::vector<std::string>{"log_dir="}); });
+  EXPECT_NE(empty.find("log_dir is empty"), std::string::npos) << empty;
+  const auto twice = error_of([] { parse_plugstack_config(std::vector<std::string>{"timeout=60", "timeout=0"}); });
+  EXPECT_NE(twice.find("'timeout=0': 'timeout' is given twice"), std::string::npos) << twice;
+}
+
 TEST(SpankParse, PluginArgsErrorsNameTheArgument) {
   const auto unknown = error_of([] { parse_plugstack_config(std::vector<std::string>{"timout=5"}); });
   EXPECT_NE(unknown.find("plugstack.conf argument 'timout=5': unknown key 'timout'"), std::string::npos) << unknown;
