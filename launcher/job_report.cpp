@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr::launcher {
 namespace fs = std::filesystem;
@@ -111,26 +112,30 @@ std::string rank_table(const JobReport& job) {
     out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8} {:>7} {:>7} {:>6} {:<11}\n", "RANK", "HOST", "DEVICE", "TILES",
                        "TILES/S", "MEM", "PEAK", "BUSY%", "STATUS");
     for (const auto& rank : job.ranks) {
-      out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8.2f} {:>7} {:>7} {:>6.1f} {:<11}\n", rank.rank, rank.host,
-                         rank.device, rank.tiles, rank.tiles_per_s(), memory(rank.memory_avg_bytes),
-                         memory(rank.memory_peak_bytes), rank.busy_percent(), to_string(rank.status));
+      out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8.2f} {:>7} {:>7} {:>6.1f} {:<11}\n", rank.rank,
+                         printable(rank.host), printable(rank.device), rank.tiles, rank.tiles_per_s(),
+                         memory(rank.memory_avg_bytes), memory(rank.memory_peak_bytes), rank.busy_percent(),
+                         to_string(rank.status));
     }
     const auto totals = total(job.ranks);
     out += fmt::format("total: {} rank(s), {} tiles, {:.2f} tiles/s over {}\n", totals.ranks, totals.tiles,
                        totals.tiles_per_s(), seconds(totals.elapsed_s));
     for (const auto& rank : job.ranks) {
-      if (!rank.error.empty()) out += fmt::format("rank {} error: {}\n", rank.rank, rank.error);
-      for (const auto& warning : rank.warnings) out += fmt::format("rank {} warning: {}\n", rank.rank, warning);
+      if (!rank.error.empty()) out += fmt::format("rank {} error: {}\n", rank.rank, printable(rank.error));
+      for (const auto& warning : rank.warnings) {
+        out += fmt::format("rank {} warning: {}\n", rank.rank, printable(warning));
+      }
     }
   }
-  for (const auto& problem : job.problems) out += fmt::format("problem: {}\n", problem);
+  // What jobs wrote is printed as text, never as terminal control sequences.
+  for (const auto& problem : job.problems) out += fmt::format("problem: {}\n", printable(problem));
   if (!job.diagnoses.empty()) {
     out += "plugin diagnoses:\n";
-    for (const auto& line : job.diagnoses) out += "  " + line + "\n";
+    for (const auto& line : job.diagnoses) out += "  " + printable(line) + "\n";
   }
   if (!job.stderr_tail.empty()) {
     out += "last lines of stderr:\n";
-    for (const auto& line : job.stderr_tail) out += "  " + line + "\n";
+    for (const auto& line : job.stderr_tail) out += "  " + printable(line) + "\n";
   }
   return out;
 }

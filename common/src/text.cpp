@@ -22,4 +22,18 @@ std::string quote_short(std::string_view text, std::size_t limit) {
   return fmt::format("'{}...' ({} characters)", text.substr(0, limit), text.size());
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace mgpr

@@ -97,6 +97,16 @@ TEST_F(JobReportFixture, DiedWithoutASummary) {
   EXPECT_TRUE(contains(table, "last lines of stderr:\n  srun: error: gpu01: task 0: Killed")) << table;
 }
 
+// Issue 13: a job's stderr can hold terminal escape sequences (a title change, a
+// cursor move that hides lines); mgpr-logs shows them as text.
+TEST_F(JobReportFixture, EscapeSequencesFromTheJobArePrintedAsText) {
+  write(layout().stderr_log(), "\x1b]0;pwned\x07\x1b[2Jcleared\n");
+  const auto table = rank_table(report(slurm_state("FAILED", 1)));
+  EXPECT_FALSE(contains(table, "\x1b")) << table;
+  EXPECT_FALSE(contains(table, "\x07")) << table;
+  EXPECT_TRUE(contains(table, "\\x1b]0;pwned\\x07\\x1b[2Jcleared")) << table;
+}
+
 TEST_F(JobReportFixture, LogsButSlurmForgotTheJob) {
   write(layout().stdout_log(), "");
   EXPECT_TRUE(contains(report(std::nullopt).verdict(), "no summary"));

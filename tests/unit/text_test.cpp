@@ -42,4 +42,10 @@ TEST(Text, AHostileValueIsQuotedShort) {
   EXPECT_NE(quoted.find("(100000 characters)"), std::string::npos) << quoted;
 }
 
+TEST(Text, ControlBytesArePrintedAsEscapes) {
+  EXPECT_EQ(mgpr::printable("a\tb"), "a\tb");
+  EXPECT_EQ(mgpr::printable("\x1b[31mred\x7f"), "\\x1b[31mred\\x7f");
+  EXPECT_EQ(mgpr::printable("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays
+}
+
 }  // namespace

@@ -37,4 +37,8 @@ std::vector<std::string> split_list(std::string_view text, char separator = ',',
 // given, so a hostile megabyte of input does not become a megabyte of log.
 std::string quote_short(std::string_view text, std::size_t limit = 40);
 
+// `text` safe to print on a terminal: control bytes other than tab (escape sequences
+// that retitle the window, move the cursor or hide what follows) become "\xHH".
+std::string printable(std::string_view text);
+
 }  // namespace mgpr
