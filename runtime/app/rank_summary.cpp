@@ -10,11 +10,6 @@
 namespace mgpr::runtime {
 namespace {
 
-std::string env_or(const char* name, std::string fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : fallback;
-}
-
 std::optional<std::string> env_value(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
@@ -33,8 +28,8 @@ std::filesystem::path rank_log_dir() {
 
 RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& device) {
   RankSummary summary;
-  summary.job_id = env_or(env::kSlurmJobId, "local");
-  summary.step_id = env_or(env::kSlurmStepId, "");
+  summary.job_id = env_value(env::kSlurmJobId).value_or("local");
+  summary.step_id = env_value(env::kSlurmStepId).value_or("");
   summary.rank = ranks.rank;
   summary.world_size = ranks.world_size;
   summary.local_rank = ranks.local_rank;
