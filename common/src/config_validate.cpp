@@ -36,6 +36,12 @@ void validate(const RunConfig& config) {
     throw UsageError(
         fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
   }
+  // Caught here, not when the results are written after every tile was computed.
+  if (config.output_dir.empty()) {
+    throw UsageError(
+        "output_dir is empty; give the folder for the results, or leave the key out for the default "
+        "(mgpr_output)");
+  }
   if (config.use_fake_data && config.task != "classify") {
     throw UsageError(
         fmt::format("task={} needs a georeferenced raster; fake data (use_fake_data=true) serves "

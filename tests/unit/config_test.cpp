@@ -175,6 +175,12 @@ TEST(Config, NanThresholdsAndThreadsBeyondAnyNodeAreRefused) {
   EXPECT_EQ(error_of([&] { mgpr::apply_override(config, "threads=64"); }), "no error");
 }
 
+TEST(Config, AnEmptyOutputDirIsRefusedBeforeAnyTile) {
+  const std::vector<std::string> arguments{"use_fake_data=true", "output_dir="};
+  const auto message = error_of([&] { mgpr::resolve_config({}, arguments); });
+  EXPECT_NE(message.find("output_dir is empty"), std::string::npos) << message;
+}
+
 TEST(Config, AFolderGivenAsTheConfigFileIsRefused) {
   const mgpr::test::TempDir dir("mgpr-config-");
   const auto message = error_of([&] { mgpr::resolve_config(dir.path(), {}); });
