@@ -206,6 +206,12 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   auto run = prepare(config, ranks);
 
   TileResults done = config.resume ? read_journals(journal_dir(config)) : TileResults{};
+  if (const auto foreign = keep_results_of(done, run.source->tiles()); foreign > 0 && ranks.rank == 0) {
+    fmt::print(stderr,
+               "mgpr: warning: {} result(s) in the journal {} are for tiles these inputs do not have; they are "
+               "ignored and those tiles computed again\n",
+               foreign, journal_dir(config).string());
+  }
   const std::size_t all_tiles = run.source->tiles().size();
   const auto todo = tiles_to_do(run.source->tiles(), done);
   auto communicator = join(config, ranks, run.device, done, all_tiles, todo.size());

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -149,6 +150,12 @@ TileResults read_journals(const std::filesystem::path& dir) {
     parse_result_lines(content, results);
   }
   return results;
+}
+
+std::size_t keep_results_of(TileResults& results, std::span<const Tile> tiles) {
+  std::set<TileId> known;
+  for (const auto& tile : tiles) known.insert(tile.id);
+  return std::erase_if(results, [&](const auto& entry) { return !known.contains(entry.first); });
 }
 
 }  // namespace mgpr::runtime

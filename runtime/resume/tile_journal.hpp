@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,11 @@ void parse_result_lines(std::string_view text, TileResults& into);
 
 // Every complete line of every rank's journal in `dir` (none when it does not exist).
 TileResults read_journals(const std::filesystem::path& dir);
+
+// Drops the results of tiles that `tiles` does not have (a hand-edited or damaged
+// journal) and returns how many went. Trusted, one would make a run look complete when
+// it is not, or never complete (exit 3, requeued, forever).
+std::size_t keep_results_of(TileResults& results, std::span<const Tile> tiles);
 
 // Deletes `dir` (one run's journals: plain files, no subfolders) and its parent
 // .mgpr-journal when no other run's journals are left there. Returns what could not be

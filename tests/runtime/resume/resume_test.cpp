@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "mgpr/process.hpp"
+#include "resume/tile_journal.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -135,6 +136,49 @@ TEST(Resume, AnInterruptedRunFinishesWithTheFilesOfAnUninterruptedOne) {
   EXPECT_EQ(mgpr::test::read_text(detections), mgpr::test::read_text(reference / "field_detections.csv"));
   EXPECT_EQ(layer_content(output / "field_detections.gpkg"), layer_content(reference / "field_detections.gpkg"));
   EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a finished run keeps no journal";
+}
+
+// Issue 13: a journal line for a tile the inputs do not have (hand-edited, damaged) is
+// never trusted. Counted, it made every rerun end "stopped" (exit 3, requeued forever).
+TEST(Resume, AJournalLineForATileTheInputsDoNotHaveIsIgnored) {
+  TempDir dir;
+  const auto image = dir.path() / "field.tif";
+  ASSERT_EQ(
+      mgpr::run_command({MGPR_TEST_IMAGE, image.string(), "--width", "200", "--height", "144", "--square", "20,20,10"})
+          .exit_code,
+      0);
+  const auto model = dir.path() / "slow.pt";
+  ASSERT_EQ(mgpr::run_command({MGPR_TEST_MODEL, "detector", model.string(), "--slow", "600"}).exit_code, 0);
+  const auto output = dir.path() / "out";
+  const std::vector<std::string> argv{MGPR_BINARY,
+                                      image.string(),
+                                      "task=detect",
+                                      "model=" + model.string(),
+                                      "tile_size=64",
+                                      "overlap=16",
+                                      "batch_size=2",
+                                      "accelerator=cpu",
+                                      "threads=1",
+                                      "workers=1",
+                                      "output_dir=" + output.string()};
+  {
+    // One rank, stopped after its first tiles: a journal for these very inputs.
+    Process first(argv, {}, dir.path(), "first");
+    ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 2; }, std::chrono::seconds(120)));
+    ::kill(first.pid(), SIGTERM);
+    ASSERT_EQ(first.wait(std::chrono::seconds(60)).code, 3);
+  }
+  std::optional<fs::path> journal;
+  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal")) {
+    if (entry.path().extension() == ".tiles") journal = entry.path();
+  }
+  ASSERT_TRUE(journal.has_value());
+  std::ofstream(*journal, std::ios::app) << mgpr::runtime::format_result_line({0, 99, 99}, "forged");
+
+  const auto last = mgpr::test::run(argv, {}, dir.path(), std::chrono::seconds(300));
+  EXPECT_EQ(last.code, 0) << last.out << last.err;
+  EXPECT_NE(last.err.find("1 result(s) in the journal"), std::string::npos) << last.err;
+  EXPECT_TRUE(fs::exists(output / "field_detections.csv")) << last.out << last.err;
 }
 
 }  // namespace

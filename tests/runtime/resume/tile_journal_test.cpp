@@ -103,4 +103,13 @@ TEST(TileJournal, AnUnwritableFolderIsNamed) {
   }
 }
 
+TEST(TileJournal, ResultsOfTilesTheInputsDoNotHaveAreDropped) {
+  const std::vector<mgpr::runtime::Tile> tiles{{{0, 0, 0}, {}}, {{0, 0, 1}, {}}};
+  mgpr::runtime::TileResults results{{{0, 0, 0}, "a"}, {{0, 0, 1}, "b"}, {{0, 99, 99}, "forged"}, {{3, 0, 0}, "x"}};
+  EXPECT_EQ(mgpr::runtime::keep_results_of(results, tiles), 2U);
+  EXPECT_EQ(results.size(), 2U);
+  EXPECT_TRUE(results.contains({0, 0, 1}));
+  EXPECT_EQ(mgpr::runtime::keep_results_of(results, tiles), 0U);
+}
+
 }  // namespace
