@@ -29,6 +29,7 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
     if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
     return rt::run_local_ranks(config.gpus, on_gpus, forwarded);
   }
+  rt::follow_local_launcher();
   return rt::run_rank(config, ranks.value_or(mgpr::RankEnvironment{}));
 }
 

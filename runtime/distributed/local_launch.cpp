@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,7 @@ std::vector<std::string> child_environment(int rank, int ranks, int port, const 
   rank_env.master_port = port;
   EnvAssignments overrides = torchrun_environment(rank_env);
   if (device) overrides.emplace_back(env::kCudaVisibleDevices, *device);
+  overrides.emplace_back(env::kLauncherPid, std::to_string(::getpid()));
   std::vector<std::string> out;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
@@ -94,13 +96,13 @@ std::string describe(int rank, int status) {
   return fmt::format("rank {} exited with status {}", rank, WEXITSTATUS(status));
 }
 
-// Blocks SIGINT, SIGTERM and SIGCHLD in this thread for the launcher's lifetime, so they
+// Blocks SIGINT, SIGTERM, SIGHUP, SIGUSR2 and SIGCHLD in this thread for the launcher's lifetime, so they
 // are taken with sigtimedwait instead of ending the launcher before its ranks.
 class BlockedSignals {
  public:
   BlockedSignals() {
     sigemptyset(&set_);
-    for (const int signal : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&set_, signal);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR2, SIGCHLD}) sigaddset(&set_, signal);
     pthread_sigmask(SIG_BLOCK, &set_, &previous_);
   }
   ~BlockedSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
@@ -193,7 +195,11 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
     siginfo_t info{};
     const timespec poll{0, kPollNs};
     const int signal = sigtimedwait(&blocked.set(), &info, &poll);
-    if (signal == SIGINT || signal == SIGTERM) {
+    if (signal == SIGUSR2) {
+      // The stop before walltime: ranks finish their batch and journal it (exit 3). No
+      // grace deadline: Slurm itself ends the job at walltime.
+      signal_running(children, signal);
+    } else if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) {
       // A terminal's Ctrl-C (si_code SI_KERNEL) already reached the ranks, which share
       // the launcher's process group; a kill aimed at the launcher alone did not.
       if (info.si_code != SI_KERNEL) signal_running(children, signal);
@@ -201,6 +207,16 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
     }
   }
   return first_failure.value_or(0);
+}
+
+void follow_local_launcher() {
+  const char* launcher = std::getenv(env::kLauncherPid);
+  if (launcher == nullptr) return;
+  const auto pid = parse_number<pid_t>(launcher);
+  if (!pid) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The launcher may have died before the prctl: then this rank's parent is no longer it.
+  if (::getppid() != *pid) ::kill(::getpid(), SIGTERM);
 }
 
 }  // namespace mgpr::runtime

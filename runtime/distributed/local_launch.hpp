@@ -12,11 +12,17 @@ namespace mgpr::runtime {
 // MASTER_PORT (and, when `one_gpu_each`, CUDA_VISIBLE_DEVICES = the i-th entry of this
 // process's own list, or i when it has none), passing `arguments` as argv[1...] (the
 // program name is not part of them). When a rank exits non-zero or dies by a signal,
-// the others get SIGTERM, then SIGKILL after a grace period. SIGINT and SIGTERM sent to
-// this process are passed on. Returns the first failure's status (128 + signal for a
-// signal), else 0. Call it before starting threads: it takes those signals by blocking
-// them in the calling thread. Throws UsageError when `one_gpu_each` asks for more GPUs
-// than CUDA_VISIBLE_DEVICES lists.
+// the others get SIGTERM, then SIGKILL after a grace period. SIGINT, SIGTERM, SIGHUP
+// and SIGUSR2 (the walltime stop) sent to this process are passed on, and the ranks
+// follow it (follow_local_launcher) should it die without passing anything on. Returns the first failure's status (128
+// + signal for a signal), else 0. Call it before starting threads: it takes those signals by blocking them in the
+// calling thread. Throws UsageError when `one_gpu_each` asks for more GPUs than CUDA_VISIBLE_DEVICES lists.
 int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments);
+
+// In a rank run_local_ranks started (MGPR_LAUNCHER_PID names the launcher): asks the
+// kernel for SIGTERM when the launcher dies, even by SIGKILL, so no rank runs on
+// orphaned and writes outputs after its caller saw a failure; if the launcher is
+// already gone, the SIGTERM comes at once. Elsewhere it does nothing.
+void follow_local_launcher();
 
 }  // namespace mgpr::runtime

@@ -26,6 +26,9 @@ inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
 inline constexpr const char* kLogDir = "MGPR_LOG_DIR";
 inline constexpr const char* kConfig = "MGPR_CONFIG";
 inline constexpr const char* kProgressFile = "MGPR_PROGRESS_FILE";
+// Set by the local launcher (`mgpr gpus=N` outside Slurm) to its own pid, so each rank
+// it starts can follow it: no rank outlives its launcher.
+inline constexpr const char* kLauncherPid = "MGPR_LAUNCHER_PID";
 
 // Slurm's own, read as a fallback when a step was launched without --mgpr.
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";

@@ -56,6 +56,7 @@ std::string variable(const char* name) {
 }
 
 int be_one_rank(const std::map<std::string, std::string>& keys) {
+  follow_local_launcher();  // as mgpr's ranks do
   const auto ranks = rank_environment_from_env().value_or(RankEnvironment{});
   std::ofstream out(keys.at("out") + fmt::format("/rank-{}.txt", ranks.rank));
   const auto line = [&out](const std::string& text) { out << text << '\n' << std::flush; };

@@ -114,5 +114,53 @@ TEST(LocalLaunch, ForwardsSigtermToTheRanks) {
   for (const pid_t pid : pids) EXPECT_FALSE(exists(pid)) << "rank process " << pid << " outlived the launcher";
 }
 
+// The pids of the 2 ranks of a launcher, once both have joined.
+std::vector<pid_t> joined_ranks(const fs::path& dir) {
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline &&
+         (line_starting(dir / "rank-0.txt", "joined").empty() || line_starting(dir / "rank-1.txt", "joined").empty())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return rank_pids(dir, 2);
+}
+
+bool all_gone(const std::vector<pid_t>& pids, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    bool any = false;
+    for (const pid_t pid : pids) any = any || exists(pid);
+    if (!any) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Issue 13: the walltime stop (SIGUSR2) sent to a local launcher killed it alone; its
+// ranks ran on orphaned.
+TEST(LocalLaunch, ForwardsTheWalltimeStopToTheRanks) {
+  const TempDir dir;
+  Process launcher({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(), "sleep=120"}, {},
+                   dir.path(), "launcher");
+  const auto pids = joined_ranks(dir.path());
+  ASSERT_EQ(pids.size(), 2U);
+  ASSERT_EQ(::kill(launcher.pid(), SIGUSR2), 0);
+  const auto result = launcher.wait(std::chrono::seconds(60));
+  // The helper's ranks do not handle SIGUSR2 (mgpr's stop and exit 3): they end by it.
+  EXPECT_EQ(result.code, 128 + SIGUSR2) << result.err;
+  EXPECT_TRUE(all_gone(pids, std::chrono::seconds(5))) << "a rank outlived the launcher";
+}
+
+// Even a launcher killed outright (SIGKILL: nothing to pass on) takes its ranks along.
+TEST(LocalLaunch, NoRankOutlivesAKilledLauncher) {
+  const TempDir dir;
+  Process launcher({MGPR_COMM_RANK_EXE, "launch", "2", "cpu", "--", "out=" + dir.path().string(), "sleep=120"}, {},
+                   dir.path(), "launcher");
+  const auto pids = joined_ranks(dir.path());
+  ASSERT_EQ(pids.size(), 2U);
+  ASSERT_EQ(::kill(launcher.pid(), SIGKILL), 0);
+  EXPECT_EQ(launcher.wait(std::chrono::seconds(60)).code, 128 + SIGKILL);
+  EXPECT_TRUE(all_gone(pids, std::chrono::seconds(10))) << "a rank outlived its killed launcher";
+}
+
 }  // namespace
 }  // namespace mgpr::test
