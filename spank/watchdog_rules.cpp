@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "mgpr/exit_codes.hpp"
+
 namespace mgpr::spank {
 namespace {
 
@@ -76,7 +78,10 @@ WatchVerdict judge(const WatchFacts& facts) {
 }
 
 bool exit_ends_step(int wait_status) {
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status) != 0;
+  // kExitStopped is a clean stop (SIGUSR2 before walltime): its peers got the same
+  // signal and are finishing their batch. Ending the step would send them a second
+  // signal, kill them before they journal, and the job would not requeue.
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status) != 0 && WEXITSTATUS(wait_status) != kExitStopped;
   if (!WIFSIGNALED(wait_status)) return false;
   const int signal = WTERMSIG(wait_status);
   return signal != SIGTERM && signal != SIGKILL && signal != SIGINT && signal != SIGHUP;

@@ -45,7 +45,7 @@ struct WatchVerdict {
 WatchVerdict judge(const WatchFacts& facts);
 
 // A rank that ends this way leaves its peers waiting in a collective: a non-zero exit
-// code, or a crash signal. SIGTERM, SIGKILL, SIGINT and SIGHUP are cancellations
+// code other than kExitStopped (a clean stop, never a failure), or a crash signal. SIGTERM, SIGKILL, SIGINT and SIGHUP are cancellations
 // (scancel, Ctrl-C, the watchdog itself) and do not count.
 bool exit_ends_step(int wait_status);
 std::string early_exit_message(std::uint32_t job_id, std::uint32_t step_id, const std::string& host, int rank,

@@ -55,12 +55,23 @@ TEST(Watchdog, AnExplicitTimeoutCatchesAProgramThatNeverReports) {
 
 TEST(Watchdog, ARankThatFailsEarlyEndsItsPeersPromptly) {
   const auto logs = scratch("watchdog-early-exit");
-  const auto run = timed_srun(logs, two_ranks({"--mgpr"}, "if [ $RANK = 1 ]; then exit 3; fi; sleep 600"));
+  const auto run = timed_srun(logs, two_ranks({"--mgpr"}, "if [ $RANK = 1 ]; then exit 1; fi; sleep 600"));
   EXPECT_NE(run.result.exit_code, 0);
   EXPECT_LT(run.seconds, 10.0);
   EXPECT_TRUE(contains(run.result.err, "rank 1 of step")) << run.result.err;
-  EXPECT_TRUE(contains(run.result.err, "exited with code 3")) << run.result.err;
-  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "exited with code 3"));
+  EXPECT_TRUE(contains(run.result.err, "exited with code 1")) << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "exited with code 1"));
+}
+
+// Issue 13: 3 is a clean stop (SIGUSR2 before walltime), never a failure: the peer still
+// finishing its batch is left to finish, no diagnosis is written, and the step ends 3.
+TEST(Watchdog, ARankThatStoppedCleanlyLeavesItsPeersToFinish) {
+  const auto logs = scratch("watchdog-clean-stop");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr"}, "if [ $RANK = 1 ]; then exit 3; fi; sleep 4"));
+  EXPECT_EQ(run.result.exit_code, 3) << run.result.err;
+  EXPECT_GE(run.seconds, 4.0) << "the peer was ended";
+  EXPECT_FALSE(contains(run.result.err, "exited with code 3")) << run.result.err;
+  EXPECT_FALSE(contains(read_file(logs / "diagnoses.log"), "exited with code 3"));
 }
 
 TEST(Watchdog, AStalledStepIsEnded) {

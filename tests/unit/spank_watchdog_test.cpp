@@ -122,7 +122,10 @@ TEST(SpankWatchdog, NoStallBeforeEveryLocalRankArrived) {
 TEST(SpankWatchdog, WhichExitsEndTheStep) {
   EXPECT_FALSE(exit_ends_step(exited_with(0)));
   EXPECT_TRUE(exit_ends_step(exited_with(1)));
-  EXPECT_TRUE(exit_ends_step(exited_with(3)));
+  // Issue 13: 3 is the clean stop before walltime; ending the step killed the peers
+  // still finishing their batch, and the job did not requeue.
+  EXPECT_FALSE(exit_ends_step(exited_with(3)));
+  EXPECT_TRUE(exit_ends_step(exited_with(2)));
   EXPECT_TRUE(exit_ends_step(killed_by(SIGSEGV)));
   EXPECT_TRUE(exit_ends_step(killed_by(SIGABRT)));
   EXPECT_FALSE(exit_ends_step(killed_by(SIGTERM)));  // scancel, or the watchdog itself
