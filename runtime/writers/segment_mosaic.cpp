@@ -171,8 +171,9 @@ void write_cog(const std::filesystem::path& vrt, const std::filesystem::path& co
   int usage_error = 0;
   GDALDatasetUniquePtr written(GDALDataset::FromHandle(
       GDALTranslate(partial.path().c_str(), GDALDataset::ToHandle(source.get()), options.get(), &usage_error)));
-  if (stop_requested && stop_requested()) {
-    written.reset();
+  // Only a copy the progress callback cut short is a stop; a COG that completed as the
+  // stop arrived is kept.
+  if (!written && stop_requested && stop_requested()) {
     throw StoppedOnRequest(
         fmt::format("writing '{}' stopped on request before it was complete; the mosaic '{}' "
                     "is complete, and running the same command again writes it",

@@ -2,10 +2,16 @@
 // tests all use.
 #include "mgpr/process.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -66,8 +72,17 @@ TEST(Process, AChildGetsExactlyTheEnvironmentAndFilesAsked) {
 
 TEST(Process, AFreePortIsOneNobodyHolds) {
   const int port = mgpr::free_tcp_port("a test");
-  EXPECT_GT(port, 0);
-  EXPECT_LT(port, 65536);
+  ASSERT_GT(port, 0);
+  ASSERT_LT(port, 65536);
+  // Nobody holds it: this process can listen on it right away.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0) << std::strerror(errno);
+  ::close(fd);
 }
 
 }  // namespace
