@@ -6,15 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "as_job_user.hpp"
+
 namespace mgpr::spank {
 
 // "2024-05-01T12:00:00Z mgpr: <message>", newlines in the message flattened so one
 // finding stays one line.
 std::string diagnosis_line(std::time_t when, std::string_view message);
 
-// Appends one line to <log_dir>/diagnoses.log, creating the folder. A single write
-// with O_APPEND, so lines from several nodes sharing the folder never interleave.
-// Throws std::system_error naming the file on failure.
-void append_diagnosis(const std::filesystem::path& log_dir, std::string_view message);
+// Appends one line to <log_dir>/diagnoses.log as the job's user (as_job_user.hpp),
+// creating the folder. Throws UserFileError naming the file on failure.
+void append_diagnosis(const JobUser& user, const std::filesystem::path& log_dir, std::string_view message);
 
 }  // namespace mgpr::spank

@@ -63,10 +63,11 @@ int guarded(std::string_view where, ErrorPrefix prefix, Body&& body) noexcept {
 
 // append_diagnosis, and when the file cannot take it, says so in Slurm's log instead:
 // the finding itself was already logged, and the step must go on being handled.
-inline void record_diagnosis(const std::filesystem::path& log_dir, std::string_view message) noexcept {
+inline void record_diagnosis(const JobUser& user, const std::filesystem::path& log_dir,
+                             std::string_view message) noexcept {
   guarded("diagnoses", ErrorPrefix::kNone, [&] {
     try {
-      append_diagnosis(log_dir, message);
+      append_diagnosis(user, log_dir, message);
     } catch (const std::exception& error) {
       log_error("could not record the diagnosis in {}: {}", log_dir.string(), error.what());
     }

@@ -1,42 +1,72 @@
 #include "progress_folder.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <memory>
+
 #include "mgpr/log_layout.hpp"
-#include "watchdog_rules.hpp"
 
 namespace mgpr::spank {
 namespace {
 
-// The outermost of `dir` and its parents that does not exist yet; empty if `dir` does.
-std::filesystem::path outermost_missing(const std::filesystem::path& dir) {
-  std::filesystem::path missing;
-  for (auto path = dir; !path.empty() && !std::filesystem::exists(path); path = path.parent_path()) {
-    missing = path;
-    if (path == path.parent_path()) break;
-  }
-  return missing;
-}
+// The step's folder and `progress` are the plugin's own, whoever made them (concurrent
+// steps of a job share `progress`), so they are always tried.
+constexpr int kPluginsOwnLevels = 2;
+
+struct DirCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
 
 }  // namespace
 
-ProgressFolder::ProgressFolder(std::filesystem::path dir, std::vector<int> local_ranks)
-    : dir_(std::move(dir)), local_ranks_(std::move(local_ranks)), created_top_(outermost_missing(dir_)) {
-  std::filesystem::create_directories(dir_);
-  for (const int rank : local_ranks_) std::filesystem::remove(progress_file(dir_, rank));
+ProgressFolder::ProgressFolder(JobUser user, std::filesystem::path dir, std::vector<int> local_ranks)
+    : user_(std::move(user)), dir_(std::move(dir)), local_ranks_(std::move(local_ranks)) {
+  for (const int rank : local_ranks_) local_files_.push_back(progress_file(dir_, rank).filename().string());
+  auto opened = open_folder_as(user_, dir_, /*create=*/true);
+  folder_ = std::move(opened.folder);
+  made_ = opened.made;
+  remove_files_as(user_, dir_, local_files_);
 }
 
 ProgressFolder::~ProgressFolder() {
-  std::error_code ignored;
-  for (const int rank : local_ranks_) std::filesystem::remove(progress_file(dir_, rank), ignored);
-  // remove() deletes a folder only when it is empty: one still holding another node's
-  // files, or anything else, stays. The step's folder and `progress` are the plugin's
-  // own, whoever made them (concurrent steps of a job share `progress`); above them
-  // only what this node made goes.
-  const auto progress_root = dir_.parent_path();
-  if (!std::filesystem::remove(dir_, ignored) || !std::filesystem::remove(progress_root, ignored)) return;
-  if (created_top_.empty() || created_top_ == dir_ || created_top_ == progress_root) return;
-  for (auto path = progress_root.parent_path(); !path.empty(); path = path.parent_path()) {
-    if (!std::filesystem::remove(path, ignored) || path == created_top_) break;
+  try {
+    remove_files_as(user_, dir_, local_files_);
+  } catch (...) {
+    // A file that stays is the user's, in the user's folder; the step is over anyway.
   }
+  remove_empty_folders_as(user_, dir_, std::max(kPluginsOwnLevels, made_));
+}
+
+std::optional<double> ProgressFolder::seconds_since_report(int rank) const {
+  const auto name = progress_file(dir_, rank).filename();
+  struct stat status {};
+  if (::fstatat(folder_.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<double>(now.tv_sec - status.st_mtim.tv_sec) +
+         static_cast<double>(now.tv_nsec - status.st_mtim.tv_nsec) * 1e-9;
+}
+
+std::vector<int> ProgressFolder::reporting_ranks() const {
+  std::vector<int> ranks;
+  // fdopendir owns the descriptor it is given: a duplicate keeps ours open.
+  const int copy = ::fcntl(folder_.get(), F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return ranks;
+  const std::unique_ptr<DIR, DirCloser> listing(::fdopendir(copy));
+  if (!listing) {
+    ::close(copy);
+    return ranks;
+  }
+  ::rewinddir(listing.get());
+  while (const dirent* entry = ::readdir(listing.get())) {
+    if (const auto rank = rank_of_progress_file(entry->d_name)) ranks.push_back(*rank);
+  }
+  return ranks;
 }
 
 }  // namespace mgpr::spank

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -51,6 +52,18 @@ std::optional<std::uint32_t> SpankItems::global_id_of_local_task(std::uint32_t l
   std::uint32_t global_id = 0;
   if (spank_get_item(spank_, S_JOB_LOCAL_TO_GLOBAL_ID, local_id, &global_id) != ESPANK_SUCCESS) return std::nullopt;
   return global_id;
+}
+
+std::optional<JobUser> SpankItems::job_user() const {
+  JobUser user;
+  if (spank_get_item(spank_, S_JOB_UID, &user.uid) != ESPANK_SUCCESS) return std::nullopt;
+  if (spank_get_item(spank_, S_JOB_GID, &user.gid) != ESPANK_SUCCESS) return std::nullopt;
+  gid_t* groups = nullptr;
+  int count = 0;
+  if (spank_get_item(spank_, S_JOB_SUPPLEMENTARY_GIDS, &groups, &count) == ESPANK_SUCCESS && groups != nullptr) {
+    user.groups.assign(groups, groups + std::max(count, 0));
+  }
+  return user;
 }
 
 std::optional<std::string> SpankItems::getenv(const char* name) const {

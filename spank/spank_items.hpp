@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "as_job_user.hpp"
 #include "slurm_api.hpp"
 
 namespace mgpr::spank {
@@ -23,6 +24,8 @@ class SpankItems {
   [[nodiscard]] std::optional<int> task_local_id() const;
   [[nodiscard]] std::optional<int> task_exit_status() const;  // a wait() status, in task_exit
   [[nodiscard]] std::optional<std::uint32_t> global_id_of_local_task(std::uint32_t local_id) const;
+  // The job's user: uid, gid and supplementary groups (remote context).
+  [[nodiscard]] std::optional<JobUser> job_user() const;
 
   // The job's (remote context: the task's) environment, not the plugin process's own.
   [[nodiscard]] std::optional<std::string> getenv(const char* name) const;

@@ -85,9 +85,9 @@ std::vector<int> local_ranks(const SpankItems& items, int local_tasks) {
   return ranks;
 }
 
-// Starts the watchdog before any task runs. The progress folder is made here, as the
-// user (user_init runs with the user's privileges), so the tasks can write in it.
-void start_watch(const SpankItems& items, const StepSettings& settings, const NodeShape& shape) {
+// Starts the watchdog before any task runs, with the progress folder made ready for
+// the tasks' reports (as the job's user, like everything the plugin writes).
+void start_watch(const SpankItems& items, const StepSettings& settings, const NodeShape& shape, const JobUser& user) {
   WatchdogConfig config;
   config.job_id = shape.job_id;
   config.step_id = shape.step_id;
@@ -97,13 +97,15 @@ void start_watch(const SpankItems& items, const StepSettings& settings, const No
   config.stall_timeout_s = settings.stall_timeout_s;
   config.armed_from_start = settings.timeout_given;
   config.local_ranks = local_ranks(items, shape.local_tasks);
+  config.user = user;
   config.log_dir = step_log_dir(items, settings, shape.job_id);
-  config.progress_dir = progress_dir(config.log_dir, shape.step_id);
   auto watch = std::make_unique<NodeWatch>();
   if (watches_progress(settings)) {
+    const auto folder = progress_dir(config.log_dir, shape.step_id);
     try {
-      watch->folder.emplace(config.progress_dir, config.local_ranks);
-      node_decision().progress_dir = config.progress_dir;
+      watch->folder.emplace(user, folder, config.local_ranks);
+      config.progress = &*watch->folder;
+      node_decision().progress_dir = folder;
     } catch (const std::exception& error) {
       // A read-only log folder must not cost the step: it runs, unwatched for progress.
       log_error("no rendezvous/stall watch for step {}.{}: {}", shape.job_id, shape.step_id, error.what());
@@ -152,11 +154,12 @@ int stepd_user_init(spank_t spank) {
   shape.local_tasks =
       static_cast<int>(required(items.local_task_count(), "the local task count (S_JOB_LOCAL_TASK_COUNT)"));
   shape.gpus = count_step_gpus(items.getenv(env::kSlurmStepGpus));
+  const auto user = required(items.job_user(), "the job's user (S_JOB_UID, S_JOB_GID)");
   const auto finding = check_geometry(shape, settings.bind, settings.strict);
   if (finding.verdict != Verdict::kRun) {
     // slurm_error from slurmstepd reaches srun's stderr (and a batch job's -e file).
     log_error("{}", finding.message);
-    record_diagnosis(step_log_dir(items, settings, shape.job_id), finding.message);
+    record_diagnosis(user, step_log_dir(items, settings, shape.job_id), finding.message);
     // Returning an error here would not do: Slurm 22.05 then fails the launch but srun
     // still exits 0, and an `optional` plugin's errors are ignored altogether. The
     // tasks end themselves in task_init instead.
@@ -166,7 +169,7 @@ int stepd_user_init(spank_t spank) {
   // For the same reason, a watchdog that cannot start costs the step nothing: it runs
   // unwatched, and says so.
   try {
-    start_watch(items, settings, shape);
+    start_watch(items, settings, shape, user);
   } catch (const std::exception& error) {
     log_error("no watchdog for step {}.{}: {}", shape.job_id, shape.step_id, error.what());
   }

@@ -5,7 +5,6 @@
 
 #include "diagnoses.hpp"
 #include "log.hpp"
-#include "mgpr/log_layout.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -18,10 +17,6 @@ constexpr auto kPollInterval = std::chrono::seconds(1);
 // After SIGTERM, the ranks get this long to exit before SIGKILL ends the step for good
 // (a rank blocked in a collective may never act on SIGTERM).
 constexpr auto kKillGrace = std::chrono::seconds(10);
-
-double seconds_since(std::filesystem::file_time_type when) {
-  return std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - when).count();
-}
 
 }  // namespace
 
@@ -45,7 +40,8 @@ void Watchdog::task_exited(int rank, int wait_status) {
 }
 
 void Watchdog::watch(const std::stop_token& stop) {
-  const bool watch_progress = config_.rendezvous_timeout_s > 0 || config_.stall_timeout_s > 0;
+  const bool watch_progress =
+      config_.progress != nullptr && (config_.rendezvous_timeout_s > 0 || config_.stall_timeout_s > 0);
   // Nothing may escape a thread: std::terminate would take slurmstepd down with it.
   try {
     std::unique_lock lock(mutex_);
@@ -88,22 +84,19 @@ WatchFacts Watchdog::observe() {
     const std::lock_guard lock(mutex_);
     exited = exited_ranks_;
   }
-  std::error_code error;
   for (const int rank : config_.local_ranks) {
     RankProgress progress{.rank = rank, .exited = exited.contains(rank)};
-    const auto touched = std::filesystem::last_write_time(progress_file(config_.progress_dir, rank), error);
-    if (!error) {
+    if (const auto seconds = config_.progress->seconds_since_report(rank)) {
       progress.arrived = true;
-      progress.seconds_since_report = seconds_since(touched);
+      progress.seconds_since_report = *seconds;
     }
     facts.local.push_back(progress);
   }
   // Other nodes' ranks show up here only when the log folder is shared.
-  for (const auto& entry : std::filesystem::directory_iterator(config_.progress_dir, error)) {
-    const auto rank = rank_of_progress_file(entry.path().filename().string());
-    const bool local =
-        rank && std::find(config_.local_ranks.begin(), config_.local_ranks.end(), *rank) != config_.local_ranks.end();
-    if (rank && !local) facts.arrived_elsewhere.push_back(*rank);
+  for (const int rank : config_.progress->reporting_ranks()) {
+    if (std::find(config_.local_ranks.begin(), config_.local_ranks.end(), rank) == config_.local_ranks.end()) {
+      facts.arrived_elsewhere.push_back(rank);
+    }
   }
   return facts;
 }
@@ -116,7 +109,7 @@ void Watchdog::end_step(const std::string& message) {
   }
   // slurm_error from slurmstepd reaches srun's stderr; the file keeps it for mgpr-logs.
   log_error("{}", message);
-  record_diagnosis(config_.log_dir, message);
+  record_diagnosis(config_.user, config_.log_dir, message);
   signal_step(SIGTERM);
 }
 

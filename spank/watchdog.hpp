@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "as_job_user.hpp"
+#include "progress_folder.hpp"
 #include "watchdog_rules.hpp"
 
 namespace mgpr::spank {
@@ -28,8 +30,9 @@ struct WatchdogConfig {
   int stall_timeout_s = 0;
   bool armed_from_start = false;
   std::vector<int> local_ranks;
-  std::filesystem::path log_dir;       // diagnoses.log goes here
-  std::filesystem::path progress_dir;  // the ranks' progress files
+  JobUser user;                              // diagnoses are written as this user
+  std::filesystem::path log_dir;             // diagnoses.log goes here
+  const ProgressFolder* progress = nullptr;  // the ranks' progress files; outlives the watchdog
 };
 
 class Watchdog {

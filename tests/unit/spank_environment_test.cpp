@@ -17,6 +17,7 @@
 #include "mgpr/text.hpp"
 #include "support/temp_dir.hpp"
 #include "task_environment.hpp"
+#include "unit/job_users.hpp"
 
 namespace {
 
@@ -220,8 +221,9 @@ TEST(SpankDiagnoses, OneLinePerFinding) {
 TEST(SpankDiagnoses, AppendsToTheJobsFileCreatingTheFolder) {
   const mgpr::test::TempDir root("mgpr-diagnoses-");
   const auto job_dir = root.path() / "slurm_logs" / "42";
-  append_diagnosis(job_dir, "first");
-  append_diagnosis(job_dir, "second");
+  const auto me = mgpr::test::this_process_user();
+  append_diagnosis(me, job_dir, "first");
+  append_diagnosis(me, job_dir, "second");
   std::ifstream in(job_dir / "diagnoses.log");
   std::string first;
   std::string second;

@@ -5,12 +5,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 
 #include "mgpr/log_layout.hpp"
 #include "progress_folder.hpp"
 #include "support/temp_dir.hpp"
+#include "unit/job_users.hpp"
 #include "watchdog_rules.hpp"
 
 namespace {
@@ -146,11 +148,18 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
   const auto root = scratch.path();
   fs::create_directories(root / "submit");
   const auto dir = progress_dir(root / "submit" / "slurm_logs" / "42", 0);
+  const auto me = mgpr::test::this_process_user();
   {
-    const ProgressFolder folder(dir, {0, 1});
+    const ProgressFolder folder(me, dir, {0, 1});
     EXPECT_TRUE(fs::is_directory(dir));
     std::ofstream(progress_file(dir, 0)).put('x');
     std::ofstream(progress_file(dir, 1)).put('x');
+    EXPECT_TRUE(folder.seconds_since_report(0).has_value());
+    EXPECT_LT(*folder.seconds_since_report(0), 60.0);
+    EXPECT_FALSE(folder.seconds_since_report(2).has_value());
+    auto ranks = folder.reporting_ranks();
+    std::sort(ranks.begin(), ranks.end());
+    EXPECT_EQ(ranks, (std::vector<int>{0, 1}));
   }
   EXPECT_FALSE(fs::exists(root / "submit" / "slurm_logs")) << "folders it made are removed when empty";
   EXPECT_TRUE(fs::exists(root / "submit"));
@@ -159,7 +168,7 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
   std::ofstream(progress_file(dir, 0)).put('x');  // stale, from a requeued run
   std::ofstream(progress_file(dir, 5)).put('x');  // another node's rank
   {
-    const ProgressFolder folder(dir, {0, 1});
+    const ProgressFolder folder(me, dir, {0, 1});
     EXPECT_FALSE(fs::exists(progress_file(dir, 0))) << "a stale report is cleared before the tasks start";
   }
   EXPECT_TRUE(fs::exists(progress_file(dir, 5))) << "another node's file stays";
@@ -168,8 +177,8 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
   fs::remove_all(root / "submit" / "slurm_logs");
   const auto job_dir = root / "submit" / "slurm_logs" / "43";
   {
-    const ProgressFolder step0(progress_dir(job_dir, 0), {0});
-    const ProgressFolder step1(progress_dir(job_dir, 1), {0});
+    const ProgressFolder step0(me, progress_dir(job_dir, 0), {0});
+    const ProgressFolder step1(me, progress_dir(job_dir, 1), {0});
   }
   EXPECT_FALSE(fs::exists(job_dir / "progress"));
 }
