@@ -1,6 +1,6 @@
 #pragma once
 // Site defaults from the plugin's line in plugstack.conf:
-//   required /usr/lib/mgpr/mgpr.so timeout=300 stall=0 bind=gpu port_min=29500 ...
+//   required /usr/lib/mgpr/mgpr.so timeout=300 stall=600 bind=gpu port_min=29500 ...
 #include <optional>
 #include <span>
 #include <string>
@@ -11,7 +11,7 @@ enum class Bind { kGpu, kNone };
 
 struct PlugstackConfig {
   int rendezvous_timeout_s = 300;  // 0: no rendezvous check
-  int stall_timeout_s = 0;         // 0: no stall check
+  int stall_timeout_s = 600;       // 0: no stall check
   Bind bind = Bind::kGpu;
   int port_min = 29500;
   int port_max = 29999;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <ctime>
 #include <memory>
+#include <string_view>
 
 #include "mgpr/log_layout.hpp"
 
@@ -42,14 +43,31 @@ ProgressFolder::~ProgressFolder() {
   remove_empty_folders_as(user_, dir_, std::max(kPluginsOwnLevels, made_));
 }
 
-std::optional<double> ProgressFolder::seconds_since_report(int rank) const {
+std::optional<ProgressFolder::Report> ProgressFolder::report_of(int rank) const {
   const auto name = progress_file(dir_, rank).filename();
   struct stat status {};
-  if (::fstatat(folder_.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  if (::fstatat(folder_.get(), name.c_str(), &status, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(status.st_mode)) {
+    return std::nullopt;
+  }
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<double>(now.tv_sec - status.st_mtim.tv_sec) +
-         static_cast<double>(now.tv_nsec - status.st_mtim.tv_nsec) * 1e-9;
+  Report report;
+  report.seconds_since = static_cast<double>(now.tv_sec - status.st_mtim.tv_sec) +
+                         static_cast<double>(now.tv_nsec - status.st_mtim.tv_nsec) * 1e-9;
+  // Read as root, so only a regular file, never through a link, and never waiting (a
+  // FIFO swapped in after the check opens and is refused at once).
+  if (status.st_size == static_cast<off_t>(kProgressFinished.size())) {
+    const UniqueFd file(
+        ::openat(folder_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat opened {};
+    char text[16] = {};
+    if (file.get() >= 0 && ::fstat(file.get(), &opened) == 0 && S_ISREG(opened.st_mode)) {
+      const auto got = ::read(file.get(), text, sizeof text);
+      report.finished = got == static_cast<ssize_t>(kProgressFinished.size()) &&
+                        std::string_view(text, static_cast<std::size_t>(got)) == kProgressFinished;
+    }
+  }
+  return report;
 }
 
 std::vector<int> ProgressFolder::reporting_ranks() const {

@@ -26,8 +26,12 @@ class ProgressFolder {
 
   [[nodiscard]] const std::filesystem::path& path() const { return dir_; }
 
-  // Seconds since `rank` last touched its file; nullopt while it has none.
-  [[nodiscard]] std::optional<double> seconds_since_report(int rank) const;
+  struct Report {
+    double seconds_since = 0;  // since the rank last touched its file
+    bool finished = false;     // the file says the rank waits for its peers
+  };
+  // `rank`'s report; nullopt while it has no file (or something else under its name).
+  [[nodiscard]] std::optional<Report> report_of(int rank) const;
   // The ranks with a file in the folder (other nodes' too, when the folder is shared).
   [[nodiscard]] std::vector<int> reporting_ranks() const;
 

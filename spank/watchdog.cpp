@@ -86,9 +86,10 @@ WatchFacts Watchdog::observe() {
   }
   for (const int rank : config_.local_ranks) {
     RankProgress progress{.rank = rank, .exited = exited.contains(rank)};
-    if (const auto seconds = config_.progress->seconds_since_report(rank)) {
+    if (const auto report = config_.progress->report_of(rank)) {
       progress.arrived = true;
-      progress.seconds_since_report = *seconds;
+      progress.seconds_since_report = report->seconds_since;
+      progress.finished = report->finished;
     }
     facts.local.push_back(progress);
   }

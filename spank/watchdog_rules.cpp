@@ -54,7 +54,7 @@ WatchVerdict stall_verdict(const WatchFacts& facts) {
   std::vector<int> stalled;
   double longest = 0;
   for (const auto& rank : facts.local) {
-    if (rank.arrived && !rank.exited && rank.seconds_since_report >= facts.stall_timeout_s) {
+    if (rank.arrived && !rank.exited && !rank.finished && rank.seconds_since_report >= facts.stall_timeout_s) {
       stalled.push_back(rank.rank);
       longest = std::max(longest, rank.seconds_since_report);
     }

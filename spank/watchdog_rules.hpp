@@ -3,7 +3,8 @@
 // (watchdog.cpp) gathers the facts, these functions decide.
 //
 // Ranks report through files (docs/spank.md, "Progress reports"): a rank creates its
-// MGPR_PROGRESS_FILE when it reaches rendezvous and touches it whenever it progresses.
+// MGPR_PROGRESS_FILE when it reaches rendezvous and touches it whenever it progresses,
+// and writes "finished" into it once it only waits for its peers.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -18,6 +19,7 @@ struct RankProgress {
   bool arrived = false;             // its progress file exists
   bool exited = false;              // its task has ended (any way)
   double seconds_since_report = 0;  // age of its file's last touch, when arrived
+  bool finished = false;            // it did its share and waits for its peers: never stalled
 };
 
 struct WatchFacts {
@@ -41,12 +43,12 @@ struct WatchVerdict {
 // Rendezvous: once armed (from the start, or when any rank of the step has reported),
 // every rank of this node must report within the timeout. Stall: once all of this
 // node's ranks have reported, none may go stall_timeout_s without touching its file.
-// Exited ranks are neither missing nor stalled.
+// Exited ranks are neither missing nor stalled; finished ones are not stalled.
 WatchVerdict judge(const WatchFacts& facts);
 
 // A rank that ends this way leaves its peers waiting in a collective: a non-zero exit
-// code other than kExitStopped (a clean stop, never a failure), or a crash signal. SIGTERM, SIGKILL, SIGINT and SIGHUP are cancellations
-// (scancel, Ctrl-C, the watchdog itself) and do not count.
+// code other than kExitStopped (a clean stop, never a failure), or a crash signal. SIGTERM, SIGKILL, SIGINT and SIGHUP
+// are cancellations (scancel, Ctrl-C, the watchdog itself) and do not count.
 bool exit_ends_step(int wait_status);
 std::string early_exit_message(std::uint32_t job_id, std::uint32_t step_id, const std::string& host, int rank,
                                int wait_status);

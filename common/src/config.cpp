@@ -26,6 +26,8 @@ constexpr std::array<std::string_view, 3> kAccelerators{"auto", "gpu", "cpu"};
 // the start); a batch beyond this is a typo that would end in a bare bad_alloc.
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxBatch = 4096;
+// A day: past it a timeout is a typo, not a plan.
+constexpr int kMaxTimeout = 86400;
 constexpr std::array<std::string_view, 3> kPrecisions{"fp32", "fp16", "bf16"};
 constexpr std::array<std::string_view, 3> kTasks{"classify", "detect", "segment"};
 constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
@@ -57,7 +59,18 @@ const std::array kKeys{
               {},
               0,
               kMaxThreads},
-    ConfigKey{"rendezvous_timeout", &RunConfig::rendezvous_timeout, "seconds every rank has to join the others", {}, 1},
+    ConfigKey{"rendezvous_timeout",
+              &RunConfig::rendezvous_timeout,
+              "seconds every rank has to join the others",
+              {},
+              1,
+              kMaxTimeout},
+    ConfigKey{"peer_timeout",
+              &RunConfig::peer_timeout,
+              "seconds a rank waits at a collective for a peer that shows no sign of life (hung, stopped)",
+              {},
+              1,
+              kMaxTimeout},
     ConfigKey{"force_precision", &RunConfig::force_precision,
               "run a precision the device only emulates slowly (bf16 on most CPUs)"},
     ConfigKey{"model_libraries", &RunConfig::model_libraries,

@@ -103,6 +103,7 @@ std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironmen
                                    const TileResults& done, std::size_t all_tiles, std::size_t tiles_left) {
   RendezvousOptions rendezvous;
   rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
+  rendezvous.peer_timeout = std::chrono::seconds(config.peer_timeout);
   rendezvous.use_gpu = device.is_cuda;
   rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
   auto communicator = join_run(ranks, rendezvous);
@@ -154,6 +155,7 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
                                                                   }});
   printer.finish(stats);
   fill_from_stats(summary, stats);
+  heartbeat.finished();  // from here it waits for its peers, and rank 0 then writes
 
   for (const auto& text : communicator.all_gather(encode_results(run.output->new_results()))) {
     decode_results(text, done);

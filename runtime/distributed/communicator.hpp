@@ -27,15 +27,19 @@ class Communicator {
 struct RendezvousOptions {
   // How long rank 0 waits for every rank to arrive, and the others for rank 0's store.
   std::chrono::seconds timeout{300};
-  // How long one collective waits for the slowest rank. Longer than `timeout`: ranks
-  // reach the final gather of a run at different times (static sharding, slow disks).
-  std::chrono::seconds collective_timeout{1800};
+  // After rendezvous every rank beats on the store once a second, and before each
+  // collective waits on the store until all have come, naming a rank whose beat stopped
+  // for this long (hung, stopped, frozen node) instead of waiting in the collective.
+  std::chrono::seconds peer_timeout{120};
+  // How long one collective itself may take once every rank has come to it.
+  std::chrono::seconds collective_timeout{300};
   bool use_gpu = false;  // NCCL for collectives (when built with it) instead of Gloo
   int device_index = 0;
 };
 
 // Joins the run described by `ranks` (world_size 1: no networking at all). Throws
 // UsageError with a diagnosis naming the ranks that never came when the timeout passes;
+// after it, a collective throws IoError naming a rank that stopped beating (peer_timeout);
 // every rank that still reaches rank 0's store gets the same diagnosis. Creates this
 // rank's MGPR_PROGRESS_FILE (Heartbeat::arrived) as it reaches the rendezvous, so
 // the plugin's watchdog names the same missing ranks. Destroying the communicator of a

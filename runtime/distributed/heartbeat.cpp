@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "mgpr/env_names.hpp"
+#include "mgpr/log_layout.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -31,9 +32,9 @@ Heartbeat::Heartbeat(const Heartbeat& other)
 
 void Heartbeat::arrived() noexcept {
   if (!active()) return;
-  // O_CREAT without O_TRUNC: a rank that re-arrives keeps the file; utimensat then moves
-  // its time even if it existed, so a re-arrival also counts as progress.
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  // O_TRUNC: an arrival is not finished; futimens then moves the time even if nothing
+  // changed, so a re-arrival also counts as progress.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
   if (fd < 0) return;
   (void)::futimens(fd, nullptr);
   ::close(fd);
@@ -51,6 +52,14 @@ void Heartbeat::progress() noexcept {
   // Touch only: a file that is missing was never reported as arrived (or the step's
   // folder is already gone), and creating it here would claim an arrival.
   (void)::utimensat(AT_FDCWD, path_.c_str(), nullptr, 0);
+}
+
+void Heartbeat::finished() noexcept {
+  if (!active()) return;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return;
+  (void)::write(fd, kProgressFinished.data(), kProgressFinished.size());
+  ::close(fd);
 }
 
 }  // namespace mgpr::runtime

@@ -1,8 +1,8 @@
 #pragma once
 // Reports to the SPANK plugin's watchdog through MGPR_PROGRESS_FILE (docs/spank.md):
 // the file's existence says "this rank reached rendezvous", its modification time "it
-// is still making progress". Best effort: a report that cannot be written is ignored,
-// because the folder may already be gone as the step ends.
+// is still making progress", its content "finished" that it waits for its peers. Best effort: a report that cannot be
+// written is ignored, because the folder may already be gone as the step ends.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -22,8 +22,11 @@ class Heartbeat {
   [[nodiscard]] bool active() const { return !path_.empty(); }
   [[nodiscard]] const std::string& path() const { return path_; }
 
-  // Creates the file (or refreshes it): the rank reached rendezvous.
+  // Creates the file (or empties and refreshes it): the rank reached rendezvous.
   void arrived() noexcept;
+  // Writes "finished" into the file: the rank has done its share and from now on waits
+  // for its peers, which the watchdog must not take for a stall. No file, no claim.
+  void finished() noexcept;
   // Touches the file unless that was done less than min_interval ago. Thread-safe and
   // cheap enough to call for every tile.
   void progress() noexcept;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace mgpr::runtime {
@@ -61,6 +62,32 @@ std::string store_lost_message(int rank, const std::string& store_address, std::
       "rendezvous failed: rank {} reached rank 0's store at {} but got no verdict from rank 0 within {} s ({}). "
       "Rank 0 likely failed or was stopped: see its log",
       rank, store_address, waited.count(), cause);
+}
+
+std::string lost_peers_message(int rank, const std::vector<std::pair<int, std::string>>& lost, int collective,
+                               std::chrono::seconds timeout) {
+  std::map<std::string, std::vector<int>> lost_by_host;
+  for (const auto& [lost_rank, host] : lost) lost_by_host[host].push_back(lost_rank);
+  std::string named;
+  for (auto& [host, ranks] : lost_by_host) {
+    std::sort(ranks.begin(), ranks.end());
+    if (!named.empty()) named += "; ";
+    named += fmt::format("{} {} on {}", ranks.size() == 1 ? "rank" : "ranks", format_rank_list(ranks), host);
+  }
+  const bool one = lost.size() == 1;
+  return fmt::format(
+      "{} showed no sign of life for {} s while rank {} waited for {} at collective {}: {} hung, was stopped "
+      "(SIGSTOP, a frozen node) or lost its network. Ending rank {} instead of waiting for the collective's "
+      "timeout; see {} log, and raise peer_timeout if ranks may pause this long",
+      named, timeout.count(), rank, one ? "it" : "them", collective, one ? "it" : "they", rank, one ? "its" : "their");
+}
+
+std::string store_silent_message(int rank, const std::string& rank0_host, std::chrono::seconds timeout,
+                                 const std::string& cause) {
+  return fmt::format(
+      "rank 0 on {}, which serves the run's store, did not answer rank {} within {} s ({}): it hung, was stopped "
+      "or failed. Ending rank {}; see rank 0's log, and raise peer_timeout if it may pause this long",
+      rank0_host, rank, timeout.count(), cause, rank);
 }
 
 }  // namespace mgpr::runtime

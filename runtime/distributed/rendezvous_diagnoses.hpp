@@ -1,8 +1,10 @@
 #pragma once
-// The diagnoses of a failed rendezvous, apart from the networking so they are unit-tested.
+// The diagnoses of ranks that do not meet, at rendezvous and at a collective after it,
+// apart from the networking so they are unit-tested.
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mgpr::runtime {
@@ -24,5 +26,14 @@ std::string store_unreachable_message(int rank, const std::string& store_address
 // A rank that reached the store but rank 0 went away or said nothing in time.
 std::string store_lost_message(int rank, const std::string& store_address, std::chrono::seconds waited,
                                const std::string& cause);
+
+// After rendezvous: `lost` (rank, host) showed no sign of life for `timeout` while
+// `rank` waited for them at collective number `collective`.
+std::string lost_peers_message(int rank, const std::vector<std::pair<int, std::string>>& lost, int collective,
+                               std::chrono::seconds timeout);
+
+// After rendezvous: rank 0's store, which every rank's beat goes through, stopped answering.
+std::string store_silent_message(int rank, const std::string& rank0_host, std::chrono::seconds timeout,
+                                 const std::string& cause);
 
 }  // namespace mgpr::runtime

@@ -84,6 +84,19 @@ TEST(Watchdog, AStalledStepIsEnded) {
   EXPECT_TRUE(contains(run.result.err, "made no progress")) << run.result.err;
 }
 
+// Issue 13, defect 3: a rank that has done its share waits for a slower peer at the
+// final gather without touching its file; it says so ("finished") and is not stalled.
+TEST(Watchdog, ARankWaitingForASlowerPeerIsNotStalled) {
+  const auto logs = scratch("watchdog-finished-waits");
+  const auto run =
+      timed_srun(logs, two_ranks({"--mgpr", "--mgpr-stall=3"},
+                                 "touch \"$MGPR_PROGRESS_FILE\"; if [ $RANK = 0 ]; then printf 'finished\\n' "
+                                 "> \"$MGPR_PROGRESS_FILE\"; sleep 7; else for i in 1 2 3 4 5 6 7; do "
+                                 "touch \"$MGPR_PROGRESS_FILE\"; sleep 1; done; fi"));
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_FALSE(contains(run.result.err, "stall:")) << run.result.err;
+}
+
 TEST(Watchdog, ARankIgnoringSigtermIsKilled) {
   const auto logs = scratch("watchdog-sigkill");
   const auto run = timed_srun(logs, two_ranks({"--mgpr", "--mgpr-timeout=2"}, "trap '' TERM; sleep 600"));

@@ -36,7 +36,7 @@ TEST(PlugstackSnippet, ItsOneLineHasSlurmsShapeAndArgumentsThePluginAccepts) {
   for (std::string arg; words >> arg;) args.push_back(arg);
   const auto parsed = mgpr::spank::parse_plugstack_config(args);  // throws, naming the argument, if one is bad
   EXPECT_EQ(parsed.rendezvous_timeout_s, 300);
-  EXPECT_EQ(parsed.stall_timeout_s, 0);
+  EXPECT_EQ(parsed.stall_timeout_s, 600);
   EXPECT_EQ(parsed.bind, mgpr::spank::Bind::kGpu);
   EXPECT_EQ(parsed.port_min, 29500);
   EXPECT_EQ(parsed.port_max, 29999);

@@ -59,7 +59,7 @@ TEST(SpankParse, Bind) {
 TEST(SpankParse, PluginArgsDefaults) {
   const auto args = parse_plugstack_config(std::vector<std::string>{});
   EXPECT_EQ(args.rendezvous_timeout_s, 300);
-  EXPECT_EQ(args.stall_timeout_s, 0);
+  EXPECT_EQ(args.stall_timeout_s, 600);
   EXPECT_EQ(args.bind, Bind::kGpu);
   EXPECT_EQ(args.port_min, 29500);
   EXPECT_EQ(args.port_max, 29999);

@@ -113,6 +113,21 @@ TEST(SpankWatchdog, StallAfterRendezvous) {
   EXPECT_FALSE(judge(facts).end_step);
 }
 
+// Issue 13: a rank waiting at the final gather for a slower peer is not stalled; the
+// peer that stops reporting still is.
+TEST(SpankWatchdog, AFinishedRankWaitingForItsPeersIsNotStalled) {
+  auto facts = two_ranks(true, true);
+  facts.stall_timeout_s = 10;
+  facts.local[0].seconds_since_report = 500;
+  facts.local[0].finished = true;
+  facts.local[1].seconds_since_report = 1;
+  EXPECT_FALSE(judge(facts).end_step);
+  facts.local[1].seconds_since_report = 11;
+  const auto verdict = judge(facts);
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_TRUE(contains(verdict.message, "rank 1 made no progress")) << verdict.message;
+}
+
 TEST(SpankWatchdog, NoStallBeforeEveryLocalRankArrived) {
   auto facts = two_ranks(true, false);
   facts.rendezvous_timeout_s = 0;
@@ -154,9 +169,13 @@ TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {
     EXPECT_TRUE(fs::is_directory(dir));
     std::ofstream(progress_file(dir, 0)).put('x');
     std::ofstream(progress_file(dir, 1)).put('x');
-    EXPECT_TRUE(folder.seconds_since_report(0).has_value());
-    EXPECT_LT(*folder.seconds_since_report(0), 60.0);
-    EXPECT_FALSE(folder.seconds_since_report(2).has_value());
+    ASSERT_TRUE(folder.report_of(0).has_value());
+    EXPECT_LT(folder.report_of(0)->seconds_since, 60.0);
+    EXPECT_FALSE(folder.report_of(0)->finished);
+    std::ofstream(progress_file(dir, 1)) << mgpr::kProgressFinished;
+    ASSERT_TRUE(folder.report_of(1).has_value());
+    EXPECT_TRUE(folder.report_of(1)->finished);
+    EXPECT_FALSE(folder.report_of(2).has_value());
     auto ranks = folder.reporting_ranks();
     std::sort(ranks.begin(), ranks.end());
     EXPECT_EQ(ranks, (std::vector<int>{0, 1}));

@@ -39,6 +39,7 @@ struct RunConfig {
   int workers = 2;
   int threads = 0;                           // 0: the CPUs Slurm gave the task
   int rendezvous_timeout = 300;              // seconds every rank has to join the others
+  int peer_timeout = 120;                    // seconds a rank waits for a peer that shows no sign of life
   bool force_precision = false;              // run a precision this device emulates slowly anyway
   std::vector<std::string> model_libraries;  // shared libraries of custom operators, loaded first
   bool channels_last = true;                 // GPU: convolutions in NHWC, the layout tensor cores read natively

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mgpr {
@@ -47,6 +48,9 @@ std::filesystem::path progress_dir(const std::filesystem::path& job_log_folder, 
 std::filesystem::path progress_file(const std::filesystem::path& dir, int rank);
 // The rank a progress file's name stands for; nullopt for other names.
 std::optional<int> rank_of_progress_file(const std::string& name);
+// What a rank writes into its progress file once it has done its share and waits for
+// its peers at the run's final gather: the watchdog does not count it as stalled.
+inline constexpr std::string_view kProgressFinished = "finished\n";
 
 // True for names Slurm gives jobs: "1234" or an array task "1234_7".
 bool is_job_id(std::string_view name);

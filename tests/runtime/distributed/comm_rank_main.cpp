@@ -7,7 +7,9 @@
 //
 // Keys: out=DIR (required), sharding=none|static|dynamic, tiles=N, threads=N, delay_ms=N,
 // timeout=S (rendezvous), gather=1, gpu=1 (NCCL collectives), fail_rank=R with
-// fail=CODE|kill (after rendezvous), sleep=S (after the work, before leaving).
+// fail=CODE|kill|stop (after rendezvous; stop: SIGSTOP, a hung rank), peer_timeout=S,
+// slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after the work,
+// before leaving).
 #include <signal.h>
 #include <unistd.h>
 
@@ -71,12 +73,19 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   RendezvousOptions options;
   options.timeout = std::chrono::seconds(number(keys, "timeout", 30));
   options.use_gpu = number(keys, "gpu", 0) == 1;
+  options.peer_timeout = std::chrono::seconds(number(keys, "peer_timeout", 120));
   const auto communicator = join_run(ranks, options);
   line("joined");
 
   if (number(keys, "fail_rank", -1) == ranks.rank) {
-    if (keys.at("fail") == "kill") ::raise(SIGKILL);
-    return std::stoi(keys.at("fail"));
+    const auto& fail = keys.at("fail");
+    if (fail == "kill") ::raise(SIGKILL);
+    if (fail == "stop") {
+      line("stopping");
+      ::raise(SIGSTOP);  // continued (SIGCONT), the rank goes on as if nothing happened
+    } else {
+      return std::stoi(fail);
+    }
   }
 
   const int tile_count = number(keys, "tiles", 0);
@@ -105,6 +114,8 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   }
 
   if (number(keys, "gather", 0) == 1) {
+    if (number(keys, "slow_rank", -1) == ranks.rank)
+      std::this_thread::sleep_for(std::chrono::seconds(number(keys, "slow_s", 0)));
     const auto gathered = communicator->all_gather(test::gather_payload(ranks.rank));
     for (std::size_t r = 0; r < gathered.size(); ++r) {
       line(fmt::format("gathered {} {} {}", r, gathered[r].size(), test::fnv1a(gathered[r])));

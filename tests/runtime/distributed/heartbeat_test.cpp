@@ -7,11 +7,13 @@
 #include <thread>
 #include <vector>
 
+#include "mgpr/log_layout.hpp"
 #include "support/process.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
+using test::read_text;
 using test::TempDir;
 namespace fs = std::filesystem;
 
@@ -45,6 +47,19 @@ TEST(Heartbeat, ArrivedCreatesTheFileAndProgressAdvancesItsTime) {
   const auto again = mtime_of(file);
   EXPECT_EQ(again.tv_sec, touched_at.tv_sec);
   EXPECT_EQ(again.tv_nsec, touched_at.tv_nsec);
+}
+
+TEST(Heartbeat, FinishedSaysSoInTheFileAndANewArrivalClearsIt) {
+  const TempDir dir;
+  const auto file = dir.path() / "rank-00000";
+  Heartbeat report(file.string());
+  report.finished();
+  EXPECT_FALSE(fs::exists(file)) << "finishing without arriving claims nothing";
+  report.arrived();
+  report.finished();
+  EXPECT_EQ(read_text(file), std::string(mgpr::kProgressFinished));
+  report.arrived();
+  EXPECT_EQ(read_text(file), "");
 }
 
 TEST(Heartbeat, ManyThreadsReportingIsSafe) {

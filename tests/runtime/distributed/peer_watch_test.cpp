@@ -1,0 +1,72 @@
+// After rendezvous: a rank that stops (SIGSTOP, a frozen node) while its peers wait
+// for it at a collective is named within peer_timeout, by rank and host, instead of the
+// peers waiting out Gloo's timeout; a peer that is only slow is waited for.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include "support/process.hpp"
+
+namespace mgpr::test {
+namespace {
+
+std::map<std::string, std::string> rank_env(int rank, int world, int port) {
+  return {{"RANK", std::to_string(rank)},
+          {"WORLD_SIZE", std::to_string(world)},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", std::to_string(port)}};
+}
+
+std::vector<std::string> rank_args(const fs::path& out, const std::vector<std::string>& more) {
+  std::vector<std::string> argv = {MGPR_COMM_RANK_EXE, "out=" + out.string(), "timeout=30", "gather=1"};
+  argv.insert(argv.end(), more.begin(), more.end());
+  return argv;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(PeerWatch, AStoppedPeerIsNamedWithinThePeerTimeout) {
+  const TempDir dir;
+  const int port = free_port();
+  const std::vector<std::string> keys{"peer_timeout=2", "fail_rank=1", "fail=stop"};
+  Process rank0(rank_args(dir.path(), keys), rank_env(0, 2, port), dir.path(), "rank0");
+  Process rank1(rank_args(dir.path(), keys), rank_env(1, 2, port), dir.path(), "rank1");
+  const auto waiting = rank0.wait(std::chrono::seconds(60));
+  EXPECT_NE(waiting.code, 0) << waiting.err;
+  EXPECT_TRUE(contains(waiting.err, "rank 1 on ")) << waiting.err;
+  EXPECT_TRUE(contains(waiting.err, "showed no sign of life for 2 s while rank 0 waited for it at collective"))
+      << waiting.err;
+  EXPECT_LT(waiting.seconds, 2 + 8.0) << "a stopped peer must not cost Gloo's collective timeout";
+}
+
+TEST(PeerWatch, AStoppedRankZeroIsNamedAsTheStore) {
+  const TempDir dir;
+  const int port = free_port();
+  const std::vector<std::string> keys{"peer_timeout=2", "fail_rank=0", "fail=stop"};
+  Process rank0(rank_args(dir.path(), keys), rank_env(0, 2, port), dir.path(), "rank0");
+  Process rank1(rank_args(dir.path(), keys), rank_env(1, 2, port), dir.path(), "rank1");
+  const auto waiting = rank1.wait(std::chrono::seconds(60));
+  EXPECT_NE(waiting.code, 0) << waiting.err;
+  EXPECT_TRUE(contains(waiting.err, "rank 0 on ")) << waiting.err;
+  EXPECT_TRUE(contains(waiting.err, "which serves the run's store, did not answer rank 1")) << waiting.err;
+  // LibTorch 2.x's client retries with a back-off beyond its timeout (rendezvous_test.cpp).
+  EXPECT_LT(waiting.seconds, 2 + 15.0);
+}
+
+TEST(PeerWatch, ASlowButLivePeerIsWaitedFor) {
+  const TempDir dir;
+  const int port = free_port();
+  const std::vector<std::string> keys{"peer_timeout=2", "slow_rank=1", "slow_s=5"};
+  Process rank0(rank_args(dir.path(), keys), rank_env(0, 2, port), dir.path(), "rank0");
+  Process rank1(rank_args(dir.path(), keys), rank_env(1, 2, port), dir.path(), "rank1");
+  const auto first = rank0.wait(std::chrono::seconds(60));
+  const auto second = rank1.wait(std::chrono::seconds(60));
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_GE(first.seconds, 5.0) << "rank 0 did wait for its slow peer";
+  EXPECT_TRUE(contains(read_text(dir.path() / "rank-0.txt"), "gathered 1 ")) << read_text(dir.path() / "rank-0.txt");
+}
+
+}  // namespace
+}  // namespace mgpr::test
