@@ -149,6 +149,17 @@ std::optional<T> parse_scalar(std::string_view text) {
   }
 }
 
+// Found by fuzzing (docs/reliability.md): a path with a byte that is not UTF-8 was
+// written to the job's config.toml as another character, so the job read another path.
+void check_utf8(const ConfigKey& key, const std::string& value, std::string_view where) {
+  if (!is_utf8(value)) {
+    throw UsageError(fmt::format(
+        "{}: {} is not valid UTF-8 text ({}); the job's configuration is TOML, which holds only UTF-8, so the "
+        "value would reach the job changed. Rename the file (or folder) to a UTF-8 name",
+        where, key.name, quote_short(printable(value))));
+  }
+}
+
 template <class T>
 void check_value(const ConfigKey& key, const T& value, std::string_view where) {
   if constexpr (std::is_same_v<T, int>) {
@@ -172,10 +183,13 @@ void check_value(const ConfigKey& key, const T& value, std::string_view where) {
       }
     }
   } else if constexpr (std::is_same_v<T, std::string>) {
+    check_utf8(key, value, where);
     if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
       throw UsageError(
           fmt::format("{}: {} must be one of {}, got '{}'", where, key.name, fmt::join(key.choices, ", "), value));
     }
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    for (const auto& item : value) check_utf8(key, item, where);
   } else if constexpr (std::is_same_v<T, std::vector<int>>) {
     for (const int band : value) {
       if (band < 1) throw UsageError(fmt::format("{}: {} are numbered from 1, got {}", where, key.name, band));

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "mgpr/error.hpp"
+#include "mgpr/text.hpp"
 
 namespace mgpr {
 namespace {
@@ -62,6 +64,34 @@ std::string to_json_text(const RankSummary& s) {
   return document.dump(2) + "\n";
 }
 
+namespace {
+
+// A whole number of type T, refused when the document holds a fraction or one past T's
+// range: nlohmann's get<int>() of 1e82 converts out of range, which is undefined
+// behaviour (found by fuzzing, docs/reliability.md).
+template <class T>
+T whole(const json& document, const char* key, std::string_view source) {
+  const auto& value = document.at(key);
+  const bool fits = value.is_number_unsigned()
+                        ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                        : value.is_number_integer() && value.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                              value.get<std::int64_t>() <= std::numeric_limits<T>::max();
+  if (!fits) {
+    throw UsageError(fmt::format("{}: not a valid summary: '{}' must be a whole number from {} to {}, got {}", source,
+                                 key, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+                                 quote_short(value.dump())));
+  }
+  return value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>())
+                                    : static_cast<T>(value.get<std::int64_t>());
+}
+
+template <class T>
+T whole_or(const json& document, const char* key, T fallback, std::string_view source) {
+  return document.contains(key) ? whole<T>(document, key, source) : fallback;
+}
+
+}  // namespace
+
 RankSummary rank_summary_from_json(std::string_view text, std::string_view source) {
   json document;
   try {
@@ -73,7 +103,7 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
                     source, error.what()));
   }
   try {
-    const int schema = document.at("schema").get<int>();
+    const int schema = whole<int>(document, "schema", source);
     if (schema != kSummarySchema) {
       throw UsageError(
           fmt::format("{}: summary schema {} is not the {} this mgpr reads; use the mgpr-logs of "
@@ -83,23 +113,23 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     RankSummary s;
     s.job_id = document.at("job_id").get<std::string>();
     s.step_id = document.at("step_id").get<std::string>();
-    s.rank = document.at("rank").get<int>();
-    s.world_size = document.at("world_size").get<int>();
-    s.local_rank = document.at("local_rank").get<int>();
+    s.rank = whole<int>(document, "rank", source);
+    s.world_size = whole<int>(document, "world_size", source);
+    s.local_rank = whole<int>(document, "local_rank", source);
     s.host = document.at("host").get<std::string>();
     s.device = document.at("device").get<std::string>();
     s.gpu_name = document.at("gpu_name").get<std::string>();
-    s.tiles = document.at("tiles").get<std::int64_t>();
+    s.tiles = whole<std::int64_t>(document, "tiles", source);
     s.elapsed_s = document.at("elapsed_s").get<double>();
     s.model_s = document.at("model_s").get<double>();
-    s.memory_avg_bytes = document.at("memory_avg_bytes").get<std::int64_t>();
-    s.memory_peak_bytes = document.at("memory_peak_bytes").get<std::int64_t>();
+    s.memory_avg_bytes = whole<std::int64_t>(document, "memory_avg_bytes", source);
+    s.memory_peak_bytes = whole<std::int64_t>(document, "memory_peak_bytes", source);
     // Added within schema 1: absent from summaries written before them.
-    s.batches = document.value("batches", std::int64_t{0});
+    s.batches = whole_or<std::int64_t>(document, "batches", 0, source);
     s.read_s = document.value("read_s", 0.0);
     s.data_wait_s = document.value("data_wait_s", 0.0);
-    s.memory_total_bytes = document.value("memory_total_bytes", std::int64_t{0});
-    s.memory_device_peak_bytes = document.value("memory_device_peak_bytes", std::int64_t{0});
+    s.memory_total_bytes = whole_or<std::int64_t>(document, "memory_total_bytes", 0, source);
+    s.memory_device_peak_bytes = whole_or<std::int64_t>(document, "memory_device_peak_bytes", 0, source);
     s.status = status_from_string(document.at("status").get<std::string>(), source);
     s.error = document.at("error").get<std::string>();
     s.warnings = document.at("warnings").get<std::vector<std::string>>();

@@ -221,6 +221,18 @@ TEST(Config, ValidateChecksAcrossKeys) {
   EXPECT_NO_THROW(mgpr::resolve_config({}, fake));
 }
 
+// Found by fuzzing: a value that is not UTF-8 came back from the job's config.toml as
+// other characters (the job then read another path); it is refused, by name.
+TEST(Config, AValueThatIsNotUtf8IsRefusedBeforeItReachesTheJob) {
+  mgpr::RunConfig config;
+  const auto error = error_of([&] { mgpr::apply_override(config, "image_path=latin1-\xFF.tif"); });
+  EXPECT_NE(error.find("image_path is not valid UTF-8"), std::string::npos) << error;
+  EXPECT_NE(error.find("Rename the file"), std::string::npos) << error;
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "output_dir=out-\xFF"); }), "no error");
+  mgpr::apply_override(config, "output_dir=for\xC3\xAAt");
+  EXPECT_EQ(config.output_dir, "for\xC3\xAAt");
+}
+
 TEST(Config, HelpListsEveryKey) {
   const auto help = mgpr::describe_config_keys();
   for (const auto& key : mgpr::config_keys()) EXPECT_NE(help.find(key.name), std::string::npos) << key.name;

@@ -59,6 +59,30 @@ TEST(Summary, BrokenFilesAreNamed) {
   EXPECT_NE(message("{\"schema\": 1}").find("not a valid summary"), std::string::npos);
 }
 
+// Found by fuzzing: a number past int's range (1e82 as a rank) was converted anyway,
+// which is undefined behaviour; it is refused with the field's name.
+TEST(Summary, NumbersOutOfRangeOrFractionalAreRefused) {
+  const auto with = [](const std::string& key, const std::string& number) {
+    auto text = mgpr::to_json_text(sample(1, 8, 2.0));
+    const auto at = text.find("\"" + key + "\": ");
+    const auto start = at + key.size() + 4;
+    text.replace(start, text.find_first_of(",\n}", start) - start, number);
+    try {
+      mgpr::rank_summary_from_json(text, "rank-00001.json");
+    } catch (const mgpr::UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(with("rank", "8.88889e+81").find("rank-00001.json: not a valid summary: 'rank' must be a whole number"),
+            std::string::npos)
+      << with("rank", "8.88889e+81");
+  EXPECT_NE(with("world_size", "3000000000").find("'world_size' must be a whole number"), std::string::npos);
+  EXPECT_NE(with("tiles", "18446744073709551615").find("'tiles'"), std::string::npos);
+  EXPECT_NE(with("batches", "1.5").find("'batches'"), std::string::npos);
+  EXPECT_EQ(with("tiles", "9223372036854775807"), "no error");
+}
+
 TEST(Summary, Totals) {
   const std::vector ranks{sample(0, 100, 10.0), sample(1, 50, 20.0)};
   const auto totals = mgpr::total(ranks);

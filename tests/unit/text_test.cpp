@@ -49,3 +49,20 @@ TEST(Text, ControlBytesArePrintedAsEscapes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Text, Utf8IsTellsWellFormedTextFromOtherBytes) {
+  EXPECT_TRUE(mgpr::is_utf8(""));
+  EXPECT_TRUE(mgpr::is_utf8("plain/ascii.tif"));
+  EXPECT_TRUE(mgpr::is_utf8("for\xC3\xAAt/\xE6\xA3\xAE/\xF0\x9F\x8C\xB2.tif"));  // forêt, 森, a tree emoji
+  EXPECT_FALSE(mgpr::is_utf8("latin1-\xFF.tif"));
+  EXPECT_FALSE(mgpr::is_utf8("cut-\xC3"));          // a lead byte at the end
+  EXPECT_FALSE(mgpr::is_utf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(mgpr::is_utf8("\xED\xA0\x80"));      // a surrogate
+  EXPECT_FALSE(mgpr::is_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(mgpr::is_utf8("\xE6\xA3"));          // cut short
+  EXPECT_FALSE(mgpr::is_utf8("\x80"));              // a continuation alone
+}
+
+}  // namespace

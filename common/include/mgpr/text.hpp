@@ -41,4 +41,9 @@ std::string quote_short(std::string_view text, std::size_t limit = 40);
 // that retitle the window, move the cursor or hide what follows) become "\xHH".
 std::string printable(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF). A Linux path may hold any bytes, but TOML, which carries a job's
+// configuration, holds only UTF-8: other bytes would come back as other characters.
+bool is_utf8(std::string_view text);
+
 }  // namespace mgpr
