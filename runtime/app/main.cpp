@@ -3,7 +3,10 @@
 // codes; app/rank_run.cpp is the run itself.
 #include <fmt/format.h>
 
+#include <new>
+
 #include <cstdlib>
+#include <new>
 
 #include "app/rank_run.hpp"
 #include "distributed/local_launch.hpp"
@@ -52,6 +55,12 @@ int main(int argc, char** argv) {
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr: error: {}\n", error.what());
     return mgpr::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    // Past the start-up check (pipeline/memory_budget.hpp): the model's own memory.
+    fmt::print(stderr,
+               "mgpr: failed: out of memory; lower batch_size or tile_size, or ask Slurm for more memory with "
+               "--mem\n");
+    return mgpr::kExitFailure;
   } catch (const std::exception& error) {
     fmt::print(stderr, "mgpr: failed: {}\n", error.what());
     return mgpr::kExitFailure;

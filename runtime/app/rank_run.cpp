@@ -22,6 +22,7 @@
 #include "model/backend_info.hpp"
 #include "model/device_memory.hpp"
 #include "model/model.hpp"
+#include "pipeline/memory_budget.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/progress_printer.hpp"
 #include "resume/stop_request.hpp"
@@ -81,6 +82,7 @@ Prepared prepare(const RunConfig& config, const RankEnvironment& ranks) {
   run.backend = configure_backend(config.threads > 0 ? config.threads : default_threads(ranks));
   run.device = choose_device(config, ranks.local_rank);
   run.source = make_tile_source(config);
+  check_memory_budget(config, run.source->channels());
   run.model = std::make_unique<TileModel>(config, run.device, run.source->channels());
   run.output = make_task_output(plan_outputs(config, *run.source));
   run.output->check_output(run.model->dummy_output(), 1, config.tile_size);

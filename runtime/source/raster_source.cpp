@@ -1,5 +1,7 @@
 #include "source/raster_source.hpp"
 
+#include <sys/stat.h>
+
 #include <cpl_conv.h>
 #include <cpl_error.h>
 #include <fmt/format.h>
@@ -30,7 +32,27 @@ std::string plural(std::size_t count, std::string_view noun) {
 // be told missing by looking at the file system.
 bool is_plain_path(const std::string& path) { return !path.starts_with("/vsi") && path.find(':') == std::string::npos; }
 
+// What a path is when it is neither a file nor a folder (which some formats are); empty
+// otherwise. GDAL's open of a FIFO waits for a writer, forever.
+std::string_view special_kind(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode) || S_ISDIR(status.st_mode)) return {};
+  if (S_ISFIFO(status.st_mode)) return "FIFO";
+  if (S_ISSOCK(status.st_mode)) return "socket";
+  if (S_ISCHR(status.st_mode)) return "character device";
+  if (S_ISBLK(status.st_mode)) return "block device";
+  return "special file";
+}
+
 GDALDatasetUniquePtr open_or_explain(const std::string& path) {
+  if (is_plain_path(path)) {
+    if (const auto kind = special_kind(path); !kind.empty()) {
+      throw UsageError(
+          fmt::format("raster '{}' is a {}, not a raster file; give the path of a GeoTIFF or another "
+                      "raster file GDAL reads (a pipe can be copied to a file first)",
+                      path, kind));
+    }
+  }
   CPLErrorReset();
   auto dataset = open_raster_dataset(path);
   if (dataset) return dataset;

@@ -211,6 +211,10 @@ TEST_F(MgprCli, BadInputsAreRefusedByName) {
       {"missing operator library",
        {image, mean, "model_libraries=/nowhere/libops.so"},
        "model_libraries: cannot load '/nowhere/libops.so'"},
+      // Issue 13: a bare std::bad_alloc once the batch was being filled.
+      {"batch beyond the node's memory",
+       {image, mean, "batch_size=4096", "tile_size=8192"},
+       "lower batch_size or tile_size"},
       {"detect model returning logits", {image, mean, "task=detect", "tile_size=16"}, "task=detect needs a [B, N, 6]"},
   };
   for (const auto& bad : cases) {

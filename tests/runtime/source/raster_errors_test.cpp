@@ -4,9 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <array>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 
 #include "mgpr/config.hpp"
@@ -51,6 +55,22 @@ TEST(RasterErrors, TextFile) {
   EXPECT_THAT(message, HasSubstr("'" + path + "' cannot be opened as a raster"));
   EXPECT_THAT(message, HasSubstr("not recognized as a supported file format"));  // GDAL's own words
   EXPECT_THAT(message, HasSubstr("gdalinfo " + path));
+}
+
+// Issue 13: a FIFO given as the raster blocked the run for good (GDAL's open waits for
+// a writer); it, and anything else that is not a file or folder, is refused at once.
+TEST(RasterErrors, AFifoIsRefusedWithoutWaiting) {
+  TempDir scratch;
+  const auto path = scratch.file("pipe.tif");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  auto future = std::async(std::launch::async, [&] { return usage_error(reading(path)); });
+  if (future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    // Release the blocked open so the test can end, then fail.
+    std::ofstream(path) << "x";
+    FAIL() << "opening a FIFO as a raster blocked";
+  }
+  const auto message = future.get();
+  EXPECT_THAT(message, HasSubstr("'" + path + "' is a FIFO, not a raster file"));
 }
 
 // A geotransform whose pixel axes are parallel maps no pixel to one place: refused at
