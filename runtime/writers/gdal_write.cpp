@@ -3,11 +3,14 @@
 #include <cpl_error.h>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
+
+#include "mgpr/error.hpp"
 
 namespace mgpr::runtime::output {
 
@@ -22,9 +25,33 @@ GDALDriver& driver(const char* name, const std::filesystem::path& file) {
   return *found;
 }
 
+namespace {
+
+// Below this much free space a failed write is taken for a full disk.
+constexpr std::uintmax_t kNearlyFull = 1 << 20;
+// GDAL's reasons can quote a driver's whole SQL (SQLite's "database or disk is full"
+// comes after kilobytes of CREATE TABLE): the start says enough.
+constexpr std::size_t kReasonLimit = 300;
+
+bool disk_is_full(const std::filesystem::path& folder, std::string_view reason) {
+  std::error_code error;
+  const auto space = std::filesystem::space(folder.empty() ? "." : folder, error);
+  return (!error && space.available < kNearlyFull) || reason.find("disk is full") != std::string_view::npos ||
+         reason.find("No space left") != std::string_view::npos;
+}
+
+}  // namespace
+
 void fail(const std::filesystem::path& file, std::string_view what) {
-  throw std::runtime_error(
-      fmt::format("cannot write '{}': {}: {}", file.string(), what, gdal_last_error("GDAL gave no reason")));
+  auto reason = gdal_last_error("GDAL gave no reason");
+  if (disk_is_full(file.parent_path(), reason)) {
+    throw IoError(fmt::format(
+        "cannot write '{}': the disk holding '{}' is full; free some space or choose another output_dir, then run "
+        "the same command again: the tiles already finished are kept in the journal and are not computed again",
+        file.string(), file.parent_path().string()));
+  }
+  if (reason.size() > kReasonLimit) reason = reason.substr(0, kReasonLimit) + " [...]";
+  throw std::runtime_error(fmt::format("cannot write '{}': {}: {}", file.string(), what, reason));
 }
 
 void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file) {

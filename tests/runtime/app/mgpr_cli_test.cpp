@@ -3,9 +3,12 @@
 // returns each tile's mean, so every result is checked against GDAL's own reads.
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <torch/script.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -181,6 +184,31 @@ TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   EXPECT_EQ(read_scores(out / "fake_tiles.csv").size(), 6u);
   EXPECT_TRUE(contains(result.out, "builtin:resnet50")) << result.out;
+}
+
+// Issue 13: a full disk while the GeoPackage was written gave kilobytes of SQLite's SQL
+// and "database or disk is full". Now: exit 1, the folder named as full, a short
+// message, no output that looks complete, and the journal kept for the rerun.
+TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs (CI runs as root)";
+  const auto full = path("full-disk");
+  fs::create_directories(full);
+  if (::mount("tmpfs", full.c_str(), "tmpfs", 0, "size=24k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  const auto image = write_image("objects.tif", 512, 512);
+  const auto model = path("detector.pt");
+  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model.string()}).exit_code, 0);
+  const auto result = mgpr({image.string(), "model=" + model.string(), "task=detect", "tile_size=64", "accelerator=cpu",
+                            "output_dir=" + full.string()});
+  const bool gpkg_exists = fs::exists(full / "objects_detections.gpkg");
+  const bool journal_kept = fs::exists(full / ".mgpr-journal");
+  ::umount(full.c_str());
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(contains(result.err, "the disk holding '" + full.string() + "' is full")) << result.err;
+  EXPECT_LT(result.err.size(), 2000U) << "a message for people, not SQLite's SQL";
+  EXPECT_FALSE(gpkg_exists) << "a GeoPackage cut short must not look complete";
+  EXPECT_TRUE(journal_kept) << "the finished tiles must survive for the rerun";
 }
 
 struct BadInput {
