@@ -18,6 +18,7 @@
 
 #include "geometry/tiler.hpp"
 #include "mgpr/process.hpp"
+#include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -209,6 +210,37 @@ TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
   EXPECT_LT(result.err.size(), 2000U) << "a message for people, not SQLite's SQL";
   EXPECT_FALSE(gpkg_exists) << "a GeoPackage cut short must not look complete";
   EXPECT_TRUE(journal_kept) << "the finished tiles must survive for the rerun";
+}
+
+// Issue 13's fault suite: two runs of one job on one output folder at once (a job
+// submitted twice) both finish, and the outputs are those of a single run: each file is
+// written under a temporary name and renamed, and the shared journal's first result of
+// a tile wins.
+TEST_F(MgprCli, TwoRunsOnOneOutputFolderAtOnceGiveTheOutputsOfOne) {
+  const auto image = write_image("twice.tif", 128, 128);
+  const auto model = path("slow-detector.pt");
+  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model.string(), "--slow", "100"}).exit_code, 0);
+  const auto run_in = [&](const fs::path& out) {
+    return std::vector<std::string>{
+        MGPR_BINARY,    image.string(), "model=" + model.string(), "task=detect",
+        "tile_size=32", "batch_size=2", "accelerator=cpu",         "output_dir=" + out.string()};
+  };
+  const auto shared = path("shared-out");
+  {
+    mgpr::test::Process first(run_in(shared), {}, dir_, "first");
+    mgpr::test::Process second(run_in(shared), {}, dir_, "second");
+    const auto a = first.wait(std::chrono::seconds(300));
+    const auto b = second.wait(std::chrono::seconds(300));
+    EXPECT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(b.code, 0) << b.err;
+  }
+  const auto alone = path("alone-out");
+  ASSERT_EQ(mgpr({image.string(), "model=" + model.string(), "task=detect", "tile_size=32", "batch_size=2",
+                  "accelerator=cpu", "output_dir=" + alone.string()})
+                .exit_code,
+            0);
+  EXPECT_EQ(read_text(shared / "twice_detections.csv"), read_text(alone / "twice_detections.csv"));
+  EXPECT_FALSE(read_text(alone / "twice_detections.csv").empty());
 }
 
 struct BadInput {
