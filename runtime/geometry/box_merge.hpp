@@ -4,7 +4,8 @@
 // appears whole in a neighbouring tile when the overlap is at least the object's size.
 // Merge rule (docs/outputs.md): boxes are ranked whole-before-truncated, then by score;
 // a box is dropped when its IoU with a kept box reaches `iou_threshold`, or when it is
-// truncated and at least `containment_threshold` of its own area lies inside a kept box.
+// truncated and at least `containment_threshold` of its own area lies inside a kept box
+// from another tile.
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -54,8 +54,24 @@ TEST(BoxMerge, WholeBoxIsNotDroppedForLyingInsideAnother) {
   const Box large = make_box(0, 0, 100, 100, 0.9);
   const Box small = make_box(10, 10, 30, 30, 0.8);
   EXPECT_EQ(merge_boxes(std::vector<Box>{large, small}, MergeOptions{}).size(), 2U);
-  const Box cut = make_box(10, 10, 30, 30, 0.8, 0, true);
+  const Box cut = make_box(10, 10, 30, 30, 0.8, 0, true, TileId{0, 0, 1});
   EXPECT_EQ(merge_boxes(std::vector<Box>{large, cut}, MergeOptions{}).size(), 1U);
+}
+
+// Issue 18: an object cut by an interior tile edge, next to a larger object the model
+// also reported in the same tile (IoU 0.26 < 0.5), was dropped by the containment rule
+// although no tile holds it whole. Boxes of one tile never contain each other away.
+TEST(BoxMerge, ACutObjectBesideALargerOneOfTheSameTileIsKept) {
+  const TileId left{0, 0, 0};
+  const Box larger = make_box(500, 100, 1000, 400, 0.9, 1, false, left);
+  const Box cut = make_box(800, 150, 1024, 350, 0.8, 1, true, left);
+  EXPECT_LT(mgpr::runtime::iou(larger, cut), 0.5);
+  EXPECT_EQ(merge_boxes(std::vector<Box>{larger, cut}, MergeOptions{}).size(), 2U);
+  // The same fragment next to a whole box from the neighbouring tile is a duplicate.
+  const Box whole_next_door = make_box(800, 150, 1100, 350, 0.7, 1, false, TileId{0, 0, 1});
+  const auto merged = merge_boxes(std::vector<Box>{larger, cut, whole_next_door}, MergeOptions{});
+  EXPECT_EQ(merged.size(), 2U);
+  EXPECT_EQ(std::count(merged.begin(), merged.end(), cut), 0) << "the fragment goes for the whole object";
 }
 
 TEST(BoxMerge, AdjacentDistinctObjectsAreBothKept) {
@@ -142,7 +158,7 @@ std::vector<Box> merge_by_brute_force(std::vector<Box> boxes, const MergeOptions
       if (options.class_aware && other.label != box.label) continue;
       const double inside = mgpr::runtime::intersection_area(box, other) / mgpr::runtime::area(box);
       dropped = dropped || mgpr::runtime::iou(box, other) >= options.iou_threshold ||
-                (box.truncated && inside >= options.containment_threshold);
+                (box.truncated && box.tile != other.tile && inside >= options.containment_threshold);
     }
     if (!dropped) kept.push_back(box);
   }
