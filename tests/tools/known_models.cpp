@@ -137,6 +137,18 @@ torch::jit::Module threshold_detector(double threshold, int max_boxes, DetectorS
   return module;
 }
 
+torch::jit::Module fixed_boxes_detector() {
+  auto module = scripted("FixedBoxesDetector");
+  // Issue 18's case: a larger object and one the tile's right edge (x=1024) cuts, IoU 0.26.
+  module.define(R"(
+def forward(self, x: Tensor) -> Tensor:
+    boxes = torch.tensor([[500.0, 100.0, 1000.0, 400.0, 0.9, 1.0],
+                          [800.0, 150.0, 1024.0, 350.0, 0.8, 1.0]], device=x.device)
+    return boxes.unsqueeze(0).repeat(x.size(0), 1, 1)
+)");
+  return module;
+}
+
 torch::jit::Module threshold_segmenter(double threshold) {
   auto module = scripted("ThresholdSegmenter");
   module.register_attribute("threshold", c10::FloatType::get(), threshold);

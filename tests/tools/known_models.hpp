@@ -27,6 +27,10 @@ torch::jit::Module threshold_detector(double threshold, int max_boxes, DetectorS
 // no tie-break rule.
 torch::jit::Module threshold_segmenter(double threshold);
 
+// Whatever the tile, two boxes of label 1 in tile pixels: (500,100)-(1000,400) score 0.9
+// and (800,150)-(1024,350) score 0.8, which a 1024 tile's right edge cuts.
+torch::jit::Module fixed_boxes_detector();
+
 // Returns inner's output unchanged after `matmul_rounds` products of 256x256 matrices
 // (34 MFLOP each, about 1 ms on one desktop core), so a run lasts long enough to be
 // interrupted. The products feed

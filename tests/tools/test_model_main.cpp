@@ -24,9 +24,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Save a known-answer TorchScript model: bright (mean over bands > threshold) pixels are objects."};
   app.add_option("kind", kind,
                  "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
-                 "detector-tuple ((losses, dicts)), or segmenter ([B,2,H,W] logits)")
+                 "detector-tuple ((losses, dicts)), segmenter ([B,2,H,W] logits), or fixed-boxes (the same two "
+                 "boxes for every tile)")
       ->required()
-      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter"}));
+      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes"}));
   app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();
   app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
   app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
@@ -39,8 +40,9 @@ int main(int argc, char** argv) {
     return mgpr::kExitUsage;
   }
 
-  auto model = kind == "segmenter" ? mgpr::test::threshold_segmenter(threshold)
-                                   : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
+  auto model = kind == "segmenter"     ? mgpr::test::threshold_segmenter(threshold)
+               : kind == "fixed-boxes" ? mgpr::test::fixed_boxes_detector()
+                                       : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
   if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
   // Renamed when complete, so a test polling for the file never loads half of it.
   const std::string partial = output + ".partial";

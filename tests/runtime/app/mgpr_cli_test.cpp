@@ -243,6 +243,28 @@ TEST_F(MgprCli, TwoRunsOnOneOutputFolderAtOnceGiveTheOutputsOfOne) {
   EXPECT_FALSE(read_text(alone / "twice_detections.csv").empty());
 }
 
+// Issue 18: a model reports, in every 1024 tile, a larger object and a smaller one the
+// tile's right edge cuts (IoU 0.26). On a 2048 image with overlap 0 no tile holds the
+// cut ones whole, so all eight boxes are objects; the containment rule dropped the two
+// cut in the left tiles. One rank and two give the same file.
+TEST_F(MgprCli, ACutObjectBesideALargerOneOfItsTileIsKeptOnOneAndTwoRanks) {
+  const auto image = write_image("pairs.tif", 2048, 2048);
+  const auto model = path("fixed-boxes.pt");
+  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "fixed-boxes", model.string()}).exit_code, 0);
+  std::vector<std::string> csv_by_ranks;
+  for (const int ranks : {1, 2}) {
+    const auto out = path("pairs-out-" + std::to_string(ranks));
+    const auto result =
+        mgpr({image.string(), "model=" + model.string(), "task=detect", "tile_size=1024", "overlap=0", "batch_size=2",
+              "accelerator=cpu", "gpus=" + std::to_string(ranks), "output_dir=" + out.string()});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    csv_by_ranks.push_back(read_text(out / "pairs_detections.csv"));
+  }
+  const auto& csv = csv_by_ranks.front();
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 8) << csv;
+  EXPECT_EQ(csv_by_ranks[1], csv);
+}
+
 struct BadInput {
   std::string name;
   std::vector<std::string> arguments;
