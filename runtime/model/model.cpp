@@ -64,6 +64,21 @@ void load_operator_libraries(const std::vector<std::string>& libraries) {
   }
 }
 
+// What to try, from the words of the failure: the shape hint only where the shape is
+// what the model complains of (a model error was once always "check tile_size and bands").
+std::string hint_for_model_failure(std::string_view cause, std::string_view precision) {
+  const auto says = [&](std::string_view word) { return cause.find(word) != std::string_view::npos; };
+  if (says("not implemented for") || says("BFloat16") || says("Half") || says("dtype")) {
+    return fmt::format(
+        "the model has no kernel for this number type: run it at precision=fp32 (it ran at precision={})", precision);
+  }
+  if (says("channels") || says("size") || says("shape") || says("dimension") || says("expected input")) {
+    return "check tile_size and bands against the input the model expects";
+  }
+  return "that is the model's own error, not one of mgpr's inputs; run the model on a tensor of this shape in "
+         "Python to see where it fails";
+}
+
 torch::jit::Module load_script(const std::string& spec, int channels) {
   if (is_builtin_model(spec)) return make_builtin_model(spec, channels);
   std::error_code error;
@@ -179,10 +194,10 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
   try {
     dummy_output_ = forward(torch::zeros({1, channels, config.tile_size, config.tile_size}));
   } catch (const std::exception& failure) {
-    throw UsageError(
-        fmt::format("model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, "
-                    "width): {}; check tile_size and bands against the input the model expects",
-                    config.model, channels, config.tile_size, config.tile_size, first_line(failure.what())));
+    const auto cause = first_line(failure.what());
+    throw UsageError(fmt::format(
+        "model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, width): {}; {}", config.model,
+        channels, config.tile_size, config.tile_size, cause, hint_for_model_failure(cause, config.precision)));
   }
 }
 

@@ -109,6 +109,23 @@ TEST(Model, WrongInputShapeIsReportedBeforeAnyTile) {
   EXPECT_NE(message.find("check tile_size and bands"), std::string::npos) << message;
 }
 
+// Issue 18: every model failure was explained as "check tile_size and bands", even one
+// that has nothing to do with the input's shape. The hint now follows the failure.
+TEST(Model, AFailureUnrelatedToTheShapeGetsNoShapeHint) {
+  torch::jit::Module module("Refuses");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.define(R"(
+def forward(self, x):
+    return x + torch.linalg_cholesky(torch.zeros([2, 2])).sum()
+)");
+  const auto file = scratch_dir() / "refuses.pt";
+  module.save(file.string());
+  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 16), kCpu, 3); });
+  EXPECT_NE(message.find("positive-definite"), std::string::npos) << message;
+  EXPECT_EQ(message.find("check tile_size and bands"), std::string::npos) << message;
+  EXPECT_NE(message.find("the model's own error"), std::string::npos) << message;
+}
+
 TEST(Model, Fp16OnCpuIsRefusedUnlessForced) {
   auto config = config_for(save_mean_model(scratch_dir()).string(), 8);
   config.precision = "fp16";
