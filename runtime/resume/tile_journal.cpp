@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mgpr/error.hpp"
+
 namespace mgpr::runtime {
 namespace {
 
@@ -84,6 +86,12 @@ void TileJournal::flush() {
     const auto written = ::write(fd_, rest.data(), rest.size());
     if (written < 0) {
       if (errno == EINTR) continue;
+      if (errno == ENOSPC || errno == EDQUOT) {
+        throw IoError(fmt::format(
+            "writing the resume journal '{}' failed: the disk holding it is full ({}); free some space or choose "
+            "another output_dir, then run the same command again: the tiles already journaled are not computed again",
+            file_.string(), std::strerror(errno)));
+      }
       throw std::runtime_error(
           fmt::format("writing the resume journal '{}' failed: {}", file_.string(), std::strerror(errno)));
     }
