@@ -14,9 +14,6 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -27,9 +24,9 @@
 #include "distributed/collectives.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/heartbeat.hpp"
+#include "distributed/peer_watch.hpp"
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
-#include "mgpr/exit_codes.hpp"
 #include "mgpr/process.hpp"
 
 namespace mgpr::runtime {
@@ -44,9 +41,7 @@ constexpr const char* kVerdictRead = "rendezvous/verdict_read";
 constexpr const char* kLeft = "rendezvous/left";
 constexpr std::string_view kVerdictOk = "ok";
 constexpr auto kPoll = milliseconds(20);
-// How often a rank beats on the store after rendezvous, and how often a waiting rank
-// looks at the beats of the ranks it waits for.
-constexpr auto kBeatInterval = std::chrono::seconds(1);
+
 // How long the others wait beyond `timeout` for rank 0's verdict: rank 0 started its own
 // clock before they could connect, so its verdict is due within `timeout` of their
 // connection; the margin covers the polling and a loaded machine.
@@ -189,7 +184,40 @@ class GlooCollectives final : public Collectives {
   int world_size_ = 0;
 };
 
-std::string beat_key(int rank) { return fmt::format("beat/{}", rank); }
+// The peer watch's view of the store, with c10's errors as plain ones: their what()
+// carries a C++ backtrace.
+class PlainPeerStore final : public PeerStore {
+  template <class Call>
+  static auto plain(const Call& call) {
+    try {
+      return call();
+    } catch (const c10::Error& error) {
+      throw std::runtime_error(cause_of(error));
+    }
+  }
+
+ public:
+  explicit PlainPeerStore(SharedStore& store) : store_(store) {}
+  void set(const std::string& key, const std::string& value) override {
+    plain([&] { store_.set(key, value); });
+  }
+  std::int64_t add(const std::string& key, std::int64_t delta) override {
+    return plain([&] { return store_.add(key, delta); });
+  }
+  bool check(const std::string& key) override {
+    return plain([&] { return store_.check(key); });
+  }
+
+ private:
+  SharedStore& store_;
+};
+
+// By rank, as each reported at rendezvous.
+std::vector<std::string> hosts_of(SharedStore& store, int world_size) {
+  std::vector<std::string> hosts;
+  for (int r = 0; r < world_size; ++r) hosts.push_back(store.get(arrived_key(r)));
+  return hosts;
+}
 
 class StoreCommunicator final : public Communicator {
  public:
@@ -198,11 +226,8 @@ class StoreCommunicator final : public Communicator {
         world_size_(world_size),
         store_(std::move(store)),
         timeout_(options.timeout),
-        peer_timeout_(options.peer_timeout),
-        hosts_(hosts_of(*store_, world_size)),
-        last_reply_ns_(now_ns()),
-        beat_([this](const std::stop_token& stop) { beat(stop); }),
-        guard_([this](const std::stop_token& stop) { guard(stop); }) {}
+        peer_store_(*store_),
+        peers_(peer_store_, rank, hosts_of(*store_, world_size), options.peer_timeout) {}
 
   ~StoreCommunicator() override {
     collectives_.reset();
@@ -227,122 +252,25 @@ class StoreCommunicator final : public Communicator {
   [[nodiscard]] int world_size() const override { return world_size_; }
   void barrier() override {
     const std::lock_guard lock(collective_mutex_);
-    wait_for_peers();
+    peers_.wait_for_peers();
     collectives_->barrier();
   }
   std::vector<std::string> all_gather(const std::string& bytes) override {
     const std::lock_guard lock(collective_mutex_);
-    wait_for_peers();
+    peers_.wait_for_peers();
     return collectives_->all_gather(bytes);
   }
   std::int64_t add(const std::string& key, std::int64_t delta) override { return store_->add(key, delta); }
 
  private:
-  // By rank, as each reported at rendezvous.
-  static std::vector<std::string> hosts_of(SharedStore& store, int world_size) {
-    std::vector<std::string> hosts;
-    for (int r = 0; r < world_size; ++r) hosts.push_back(store.get(arrived_key(r)));
-    return hosts;
-  }
-
-  static std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  }
-
-  // Once a second, this rank's sign of life for the others' wait_for_peers. A store that
-  // is gone ends the beat quietly: the collective that needs it says why.
-  void beat(const std::stop_token& stop) {
-    std::mutex mutex;
-    std::condition_variable_any wake;
-    while (!stop.stop_requested()) {
-      try {
-        store_->add(beat_key(rank_), 1);
-        last_reply_ns_ = now_ns();
-      } catch (const std::exception&) {
-        beat_ended_ = true;
-        return;
-      }
-      std::unique_lock lock(mutex);
-      wake.wait_for(lock, stop, kBeatInterval, [] { return false; });
-    }
-  }
-
-  // A store call waits for rank 0's answer without a timeout of its own (LibTorch's
-  // client blocks in recv), so a stopped rank 0 would hold every other rank for good.
-  // When the beat has had no answer for peer_timeout, this rank says why and ends: the
-  // call it is blocked in cannot be undone. Nothing half-written looks complete (the
-  // outputs are written through temporary names) and the journal keeps every tile.
-  void guard(const std::stop_token& stop) {
-    std::mutex mutex;
-    std::condition_variable_any wake;
-    while (!stop.stop_requested() && !beat_ended_) {
-      const auto silent = std::chrono::nanoseconds(now_ns() - last_reply_ns_);
-      if (silent >= peer_timeout_ + kBeatInterval) {
-        std::fprintf(stderr, "mgpr: %s\n",
-                     store_silent_message(rank_, hosts_.empty() ? "its host" : hosts_.front(), peer_timeout_,
-                                          "no answer to the rank's beat")
-                         .c_str());
-        std::fflush(stderr);
-        std::_Exit(kExitFailure);
-      }
-      std::unique_lock lock(mutex);
-      wake.wait_for(lock, stop, kBeatInterval, [] { return false; });
-    }
-  }
-
-  // Waits on the store, not inside Gloo or NCCL, until every rank has come to this
-  // collective, watching the beats of those not there yet: ranks reach the final gather
-  // at different times (a slow peer, rank 0 writing the outputs), which is fine while
-  // they beat, and a rank that stopped beating is named within peer_timeout.
-  void wait_for_peers() {
-    const int collective = ++collectives_started_;
-    const auto key = fmt::format("collective/{}", collective);
-    const auto here = [&](int r) { return fmt::format("{}/{}", key, r); };
-    try {
-      store_->set(here(rank_), "");
-      store_->add(key, 1);
-      std::vector<std::int64_t> beats(static_cast<std::size_t>(world_size_), -1);
-      std::vector<Clock::time_point> last_beat(static_cast<std::size_t>(world_size_), Clock::now());
-      auto next_look = Clock::now();
-      for (auto poll = milliseconds(1); store_->add(key, 0) < world_size_; poll = std::min(poll * 2, kPoll)) {
-        std::this_thread::sleep_for(poll);
-        if (Clock::now() < next_look) continue;
-        next_look = Clock::now() + kBeatInterval;
-        std::vector<std::pair<int, std::string>> lost;
-        for (int r = 0; r < world_size_; ++r) {
-          const auto index = static_cast<std::size_t>(r);
-          if (r == rank_ || store_->check(here(r))) continue;
-          const auto beat = store_->add(beat_key(r), 0);
-          if (beat != beats[index]) {
-            beats[index] = beat;
-            last_beat[index] = Clock::now();
-          } else if (Clock::now() - last_beat[index] >= peer_timeout_) {
-            lost.emplace_back(r, hosts_[index]);
-          }
-        }
-        if (!lost.empty()) throw IoError(lost_peers_message(rank_, lost, collective, peer_timeout_));
-      }
-    } catch (const IoError&) {
-      throw;
-    } catch (const std::exception& error) {
-      throw IoError(store_silent_message(rank_, hosts_.front(), peer_timeout_, cause_of(error)));
-    }
-  }
-
   int rank_;
   int world_size_;
   std::shared_ptr<SharedStore> store_;
   std::chrono::seconds timeout_;
-  std::chrono::seconds peer_timeout_;
-  std::vector<std::string> hosts_;  // by rank, as each reported at rendezvous
+  PlainPeerStore peer_store_;
+  PeerWatch peers_;  // after the store it beats on, so it stops first
   std::mutex collective_mutex_;
-  int collectives_started_ = 0;  // guarded by collective_mutex_
   std::unique_ptr<Collectives> collectives_;
-  std::atomic<std::int64_t> last_reply_ns_;  // steady clock, when the beat was last answered
-  std::atomic<bool> beat_ended_ = false;     // the store is gone: nothing left to guard
-  // Last: they use the members above, so they stop before any goes.
-  std::jthread beat_;
-  std::jthread guard_;
 };
 
 std::shared_ptr<SharedStore> open_store(const RankEnvironment& ranks, const RendezvousOptions& options,

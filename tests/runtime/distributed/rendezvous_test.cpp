@@ -8,18 +8,12 @@
 
 #include <sstream>
 
+#include "runtime/distributed/rank_env.hpp"
 #include "support/comm_payload.hpp"
 #include "support/process.hpp"
 
 namespace mgpr::test {
 namespace {
-
-std::map<std::string, std::string> rank_env(int rank, int world, int port) {
-  return {{"RANK", std::to_string(rank)},
-          {"WORLD_SIZE", std::to_string(world)},
-          {"MASTER_ADDR", "127.0.0.1"},
-          {"MASTER_PORT", std::to_string(port)}};
-}
 
 std::vector<std::string> rank_args(const fs::path& out, int timeout_s, const std::vector<std::string>& more = {}) {
   std::vector<std::string> argv = {MGPR_COMM_RANK_EXE, "out=" + out.string(), fmt::format("timeout={}", timeout_s)};
