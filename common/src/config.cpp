@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "config_value_checks.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/text.hpp"
 #include "override_grammar.hpp"
@@ -146,54 +147,6 @@ std::optional<T> parse_scalar(std::string_view text) {
     return std::string(text);
   } else {
     return parse_number<T>(text);
-  }
-}
-
-// Found by fuzzing (docs/reliability.md): a path with a byte that is not UTF-8 was
-// written to the job's config.toml as another character, so the job read another path.
-void check_utf8(const ConfigKey& key, const std::string& value, std::string_view where) {
-  if (!is_utf8(value)) {
-    throw UsageError(fmt::format(
-        "{}: {} is not valid UTF-8 text ({}); the job's configuration is TOML, which holds only UTF-8, so the "
-        "value would reach the job changed. Rename the file (or folder) to a UTF-8 name",
-        where, key.name, quote_short(printable(value))));
-  }
-}
-
-template <class T>
-void check_value(const ConfigKey& key, const T& value, std::string_view where) {
-  if constexpr (std::is_same_v<T, int>) {
-    if (value < key.min_value) {
-      throw UsageError(fmt::format("{}: {} must be at least {}, got {}", where, key.name, key.min_value, value));
-    }
-    if (value > key.max_value) {
-      throw UsageError(fmt::format("{}: {} must be at most {}, got {}; more cannot help on any node", where, key.name,
-                                   key.max_value, value));
-    }
-  } else if constexpr (std::is_same_v<T, double>) {
-    // nan passes every comparison, so a threshold of nan would silently merge nothing.
-    if (!std::isfinite(value)) {
-      throw UsageError(fmt::format("{}: {} must be a finite number, got {}", where, key.name, value));
-    }
-    if (value < 0) throw UsageError(fmt::format("{}: {} must not be negative, got {}", where, key.name, value));
-  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-    for (const double item : value) {
-      if (!std::isfinite(item)) {
-        throw UsageError(fmt::format("{}: {} must hold finite numbers, got {}", where, key.name, item));
-      }
-    }
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    check_utf8(key, value, where);
-    if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
-      throw UsageError(
-          fmt::format("{}: {} must be one of {}, got '{}'", where, key.name, fmt::join(key.choices, ", "), value));
-    }
-  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-    for (const auto& item : value) check_utf8(key, item, where);
-  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
-    for (const int band : value) {
-      if (band < 1) throw UsageError(fmt::format("{}: {} are numbered from 1, got {}", where, key.name, band));
-    }
   }
 }
 
