@@ -79,6 +79,28 @@ std::string hint_for_model_failure(std::string_view cause, std::string_view prec
          "Python to see where it fails";
 }
 
+// The compiler reports an operator no loaded library registers as "Unknown builtin op:
+// ns::name." followed by a script traceback; the namespace says which library to name.
+std::string load_failure_message(const std::string& spec, const std::string& what) {
+  constexpr std::string_view marker = "Unknown builtin op: ";
+  if (const auto at = what.find(marker); at != std::string::npos) {
+    const auto name_at = at + marker.size();
+    const auto name_end = what.find_first_of(". \n", what.find("::", name_at) + 2);
+    const std::string op = what.substr(name_at, name_end - name_at);
+    const std::string library = op.substr(0, op.find("::"));
+    const std::string example = library == "torchvision"
+                                    ? " (for torchvision: _C.so in the folder that python3 -c 'import torchvision, os; "
+                                      "print(os.path.dirname(torchvision.__file__))' prints)"
+                                    : "";
+    return fmt::format(
+        "model '{}' calls the operator {}, which no loaded library registers; add model_libraries=<path of the "
+        "shared library that registers {}::>{}, built for this LibTorch",
+        spec, op, library, example);
+  }
+  return fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with torch.jit.script(model).save(path)",
+                     spec, first_line(what));
+}
+
 torch::jit::Module load_script(const std::string& spec, int channels) {
   if (is_builtin_model(spec)) return make_builtin_model(spec, channels);
   std::error_code error;
@@ -95,6 +117,9 @@ torch::jit::Module load_script(const std::string& spec, int channels) {
         fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with "
                     "torch.jit.script(model).save(path) (not torch.save, and not a frozen module)",
                     spec, first_line(failure.what_without_backtrace())));
+  } catch (const std::exception& failure) {
+    // The script compiler's own errors (an operator nobody registered) are not c10::Errors.
+    throw UsageError(load_failure_message(spec, failure.what()));
   }
 }
 

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""torchvision's own detectors and a segmenter, exported from Python, run by mgpr.
+
+Each model is built with no pretrained weights (nothing is downloaded), a fixed seed and
+a low score threshold so that random weights still give boxes. Known answers:
+- one tile: mgpr's boxes are Python's, one to one, within 0.01 px and 1e-4 in score, and
+  the map coordinates mgpr writes turn back into the same pixels;
+- several overlapping tiles, 1 and 2 ranks: mgpr's boxes are the documented merge
+  (tests/torchvision/reference.py) of Python's per-tile boxes; classes equal per pixel.
+
+Exit 77 (ctest: skipped) with the reason when this Python has no torchvision, or one of
+another LibTorch generation than the one mgpr was built with.
+
+  torchvision_test.py --bin build/bin --libtorch 1.13.1 [unittest options]
+"""
+import argparse
+import csv
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE.parent.parent
+SKIPPED = 77
+
+ARGS = None  # set in __main__
+
+
+def skip_reason(libtorch: str):
+    try:
+        import torch
+        import torchvision  # noqa: F401
+        from osgeo import gdal  # noqa: F401
+    except ImportError as missing:
+        return f"{sys.executable} lacks {missing.name} (scripts/install-deps installs python3-torchvision, python3-gdal)"
+    generation = ".".join(torch.__version__.split(".")[:2])
+    wanted = ".".join(libtorch.split(".")[:2])
+    if generation != wanted:
+        return (f"{sys.executable} has torch {torch.__version__}, mgpr is built with LibTorch {libtorch}: "
+                "torchvision's operators must be built for mgpr's LibTorch")
+    return None
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True, help="folder of mgpr and mgpr-test-image")
+    parser.add_argument("--libtorch", required=True, help="the LibTorch version mgpr is built with")
+    ARGS, rest = parser.parse_known_args()
+    reason = skip_reason(ARGS.libtorch)
+    if reason:
+        print(f"SKIPPED: {reason}")
+        sys.exit(SKIPPED)
+
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+
+sys.path.insert(0, str(SOURCE / "scripts"))
+sys.path.insert(0, str(HERE))
+import mgpr_export  # noqa: E402
+import reference  # noqa: E402
+
+SEED = 7
+SCORE_THRESH = {"fasterrcnn": 0.02, "retinanet": 0.3, "deeplabv3": 0}
+# RetinaNet with two classes (DeepForest's tree model has one): boxes mostly share a label,
+# so the class-aware merge has work, and with this seed both halves of its rule fire.
+CLASSES = {"fasterrcnn": 91, "retinanet": 2, "deeplabv3": 5}
+TIE = 1e-5  # class scores closer than this are a tie that float rounding decides
+
+
+def operators_library() -> str:
+    return str(next(Path(torchvision.__file__).parent.glob("_C*.so")))
+
+
+def export(arch: str, folder: Path, tile: int):
+    """Saves the scripted model; returns the eager network with the same weights."""
+    torch.manual_seed(SEED)
+    network = mgpr_export.build_torchvision(arch, CLASSES[arch], SCORE_THRESH[arch], tile).eval()
+    if arch == "retinanet":
+        # Its classifier starts at a prior of 0.01 for every class, so random weights score
+        # every anchor alike (within 1e-6: float noise would pick the boxes). Wider weights
+        # spread the scores, and the threshold keeps the clear ones.
+        torch.nn.init.normal_(network.head.classification_head.cls_logits.weight, std=0.2)
+    mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"))
+    return network
+
+
+def run(*args: str, expect: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(Path(ARGS.bin) / args[0]), *args[1:]], capture_output=True, text=True, timeout=900)
+    if done.returncode != expect:
+        raise AssertionError(f"{' '.join(args)} exited {done.returncode}, expected {expect}:\n{done.stderr[-3000:]}")
+    return done
+
+
+def read_boxes(csv_path: Path):
+    with open(csv_path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+class TorchvisionModels(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = tempfile.TemporaryDirectory(prefix="mgpr-torchvision-")
+        cls.folder = Path(cls.temp.name)
+        # Squares give the detectors' random features something to fire on.
+        run("mgpr-test-image", str(cls.folder / "one.tif"), "--size", "256", "--square", "40,60,50",
+            "--square", "180,200,60")
+        run("mgpr-test-image", str(cls.folder / "wide.tif"), "--width", "448", "--height", "320",
+            "--square", "170,150,60", "--square", "300,40,40")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.cleanup()
+
+    def mgpr(self, image: str, model: str, out: str, *keys: str) -> Path:
+        run("mgpr", str(self.folder / image), f"model={self.folder / model}", f"output_dir={self.folder / out}",
+            "accelerator=cpu", f"model_libraries={operators_library()}", *keys)
+        return self.folder / out
+
+    def assert_same_boxes(self, expected, written, geotransform):
+        self.assertGreater(len(expected), 0, "the reference found no box: the test would prove nothing")
+        self.assertEqual(len(written), len(expected), "mgpr and Python keep different numbers of boxes")
+        unmatched = list(written)
+        gt = geotransform
+        for box in expected:
+            def fits(row):
+                return (int(row["label"]) == box.label and abs(float(row["score"]) - box.score) <= 1e-4
+                        and all(abs(float(row[k]) - getattr(box, k)) <= 0.01 for k in ("x1", "y1", "x2", "y2")))
+            match = next((row for row in unmatched if fits(row)), None)
+            self.assertIsNotNone(match, f"Python's box {box} is not among mgpr's")
+            unmatched.remove(match)
+            # Map corners back to pixels through the (unrotated) geotransform.
+            self.assertAlmostEqual((float(match["map_x1"]) - gt[0]) / gt[1], box.x1, delta=0.01)
+            self.assertAlmostEqual((float(match["map_y1"]) - gt[3]) / gt[5], box.y1, delta=0.01)
+            self.assertAlmostEqual((float(match["map_x2"]) - gt[0]) / gt[1], box.x2, delta=0.01)
+            self.assertAlmostEqual((float(match["map_y2"]) - gt[3]) / gt[5], box.y2, delta=0.01)
+
+    def check_detector_on_one_tile(self, arch: str):
+        network = export(arch, self.folder, 256)
+        out = self.mgpr("one.tif", f"{arch}.pt", f"{arch}-one", "task=detect", "tile_size=256", "batch_size=1")
+        _, gt = reference.read_image(str(self.folder / "one.tif"))
+        placed = reference.placed_boxes(network, str(self.folder / "one.tif"), 256, 0)
+        expected = reference.merge(placed)
+        # One tile: the merge can only drop what the model's own NMS already dropped.
+        self.assertEqual(len(expected), len(placed))
+        self.assert_same_boxes(expected, read_boxes(out / "one_detections.csv"), gt)
+
+    def test_faster_rcnn_on_one_tile_gives_pythons_boxes(self):
+        self.check_detector_on_one_tile("fasterrcnn")
+
+    def test_retinanet_on_one_tile_gives_pythons_boxes(self):
+        self.check_detector_on_one_tile("retinanet")
+
+    def test_retinanet_on_overlapping_tiles_gives_the_documented_merge_on_one_and_two_ranks(self):
+        network = export("retinanet", self.folder, 192)
+        image = str(self.folder / "wide.tif")
+        _, gt = reference.read_image(image)
+        placed = reference.placed_boxes(network, image, 192, 64)
+        expected = reference.merge(placed)
+        # The case must exercise both halves of the rule: IoU and containment across tiles.
+        without_containment = reference.merge(placed, containment=float("inf"))
+        self.assertLess(len(without_containment), len(placed), "no box dropped by IoU")
+        self.assertLess(len(expected), len(without_containment), "no cut copy dropped by containment")
+        self.assertTrue(any(box.truncated for box in expected), "no cut box kept")
+        for ranks in (1, 2):
+            with self.subTest(ranks=ranks):
+                out = self.mgpr("wide.tif", "retinanet.pt", f"retina-wide-{ranks}", "task=detect", "tile_size=192",
+                                "overlap=64", "batch_size=2", f"gpus={ranks}", "threads=1")
+                self.assert_same_boxes(expected, read_boxes(out / "wide_detections.csv"), gt)
+
+    def test_deeplabv3_on_overlapping_tiles_gives_pythons_classes_per_pixel(self):
+        import numpy as np
+        from osgeo import gdal
+        network = export("deeplabv3", self.folder, 192)
+        image = str(self.folder / "wide.tif")
+        expected, margins = reference.segment_image(network, image, 192, 64)
+        self.assertGreater(len(np.unique(expected)), 1, "one class everywhere would prove little")
+        for ranks in (1, 2):
+            with self.subTest(ranks=ranks):
+                out = self.mgpr("wide.tif", "deeplabv3.pt", f"deeplab-{ranks}", "task=segment", "tile_size=192",
+                                "overlap=64", f"gpus={ranks}", "threads=1")
+                mosaic = gdal.Open(str(out / "wide_segmentation.vrt"))  # the band lives only as long as it
+                written = mosaic.GetRasterBand(1).ReadAsArray()
+                # Where the two best scores are within float noise, either class is right.
+                decided = margins > TIE
+                differing = int((written != expected)[decided].sum())
+                self.assertEqual(differing, 0, f"{differing} of {int(decided.sum())} pixels differ from Python")
+                self.assertGreater(decided.mean(), 0.99)
+
+    def test_a_detector_without_its_operators_library_is_refused_with_a_hint(self):
+        export("fasterrcnn", self.folder, 256)
+        done = run("mgpr", str(self.folder / "one.tif"), f"model={self.folder / 'fasterrcnn.pt'}", "task=detect",
+                   f"output_dir={self.folder / 'no-ops'}", "accelerator=cpu", expect=2)
+        self.assertIn("torchvision::", done.stderr)
+        self.assertIn("model_libraries=", done.stderr)
+        self.assertLess(done.stderr.count("\n"), 4, f"a short message, not a script traceback:\n{done.stderr}")
+        self.assertFalse((self.folder / "no-ops" / "one_detections.csv").exists())
+
+    def test_the_wrapper_in_the_deepforest_guide_is_the_one_exported_here(self):
+        guide = (SOURCE / "docs" / "deepforest.md").read_text()
+        exporter = (SOURCE / "scripts" / "mgpr_export.py").read_text()
+        shown = re.search(r"```python\n(class DetectorForMgpr.*?)\n```", guide, re.S)
+        self.assertIsNotNone(shown, "docs/deepforest.md shows no DetectorForMgpr")
+        self.assertIn(shown.group(1), exporter, "docs/deepforest.md's wrapper differs from scripts/mgpr_export.py")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
