@@ -1,6 +1,7 @@
 #include "writers/gdal_write.hpp"
 
 #include <cpl_error.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "mgpr/error.hpp"
+#include "mgpr/process.hpp"
 
 namespace mgpr::runtime::output {
 
@@ -61,9 +63,11 @@ void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file) {
 }
 
 PartialFile::PartialFile(std::filesystem::path target) : target_(std::move(target)) {
-  partial_ =
-      target_.parent_path() / fmt::format(".{}.partial{}", target_.filename().string(), target_.extension().string());
-  // A run killed earlier may have left one; drivers differ on whether they overwrite.
+  // Host and process in the name: two runs writing one output folder at once (a job
+  // submitted twice, on one node or two) must not write, or remove, each other's file.
+  partial_ = target_.parent_path() / fmt::format(".{}.partial-{}-{}{}", target_.filename().string(),
+                                                 host_name("host"), ::getpid(), target_.extension().string());
+  // A process with our number may have left one; drivers differ on whether they overwrite.
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);
 }

@@ -25,7 +25,7 @@ GDALDriver& driver(const char* name, const std::filesystem::path& file);
 // Closes `dataset`; GDAL flushes on close, so a full disk shows up here.
 void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file);
 
-// `.<name>.partial<extension>` next to the target (drivers choose by extension), removed
+// `.<name>.partial-<host>-<pid><extension>` next to the target (drivers choose by extension), removed
 // on destruction unless commit() renamed it over the target. Declare it before the
 // dataset writing it, so the dataset is closed first.
 class PartialFile {

@@ -15,7 +15,6 @@ another LibTorch generation than the one mgpr was built with.
 """
 import argparse
 import csv
-import os
 import re
 import subprocess
 import sys
@@ -25,25 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent.parent
-SKIPPED = 77
+sys.path.insert(0, str(HERE))
+from test_models import SKIPPED, TIE, export, operators_library, skip_reason  # noqa: E402
 
 ARGS = None  # set in __main__
-
-
-def skip_reason(libtorch: str):
-    try:
-        import torch
-        import torchvision  # noqa: F401
-        from osgeo import gdal  # noqa: F401
-    except ImportError as missing:
-        return f"{sys.executable} lacks {missing.name} (scripts/install-deps installs python3-torchvision, python3-gdal)"
-    generation = ".".join(torch.__version__.split(".")[:2])
-    wanted = ".".join(libtorch.split(".")[:2])
-    if generation != wanted:
-        return (f"{sys.executable} has torch {torch.__version__}, mgpr is built with LibTorch {libtorch}: "
-                "torchvision's operators must be built for mgpr's LibTorch")
-    return None
-
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
@@ -55,37 +39,7 @@ if __name__ == "__main__":
         print(f"SKIPPED: {reason}")
         sys.exit(SKIPPED)
 
-import torch  # noqa: E402
-import torchvision  # noqa: E402
-
-sys.path.insert(0, str(SOURCE / "scripts"))
-sys.path.insert(0, str(HERE))
-import mgpr_export  # noqa: E402
-import reference  # noqa: E402
-
-SEED = 7
-SCORE_THRESH = {"fasterrcnn": 0.02, "retinanet": 0.3, "deeplabv3": 0}
-# RetinaNet with two classes (DeepForest's tree model has one): boxes mostly share a label,
-# so the class-aware merge has work, and with this seed both halves of its rule fire.
-CLASSES = {"fasterrcnn": 91, "retinanet": 2, "deeplabv3": 5}
-TIE = 1e-5  # class scores closer than this are a tie that float rounding decides
-
-
-def operators_library() -> str:
-    return str(next(Path(torchvision.__file__).parent.glob("_C*.so")))
-
-
-def export(arch: str, folder: Path, tile: int):
-    """Saves the scripted model; returns the eager network with the same weights."""
-    torch.manual_seed(SEED)
-    network = mgpr_export.build_torchvision(arch, CLASSES[arch], SCORE_THRESH[arch], tile).eval()
-    if arch == "retinanet":
-        # Its classifier starts at a prior of 0.01 for every class, so random weights score
-        # every anchor alike (within 1e-6: float noise would pick the boxes). Wider weights
-        # spread the scores, and the threshold keeps the clear ones.
-        torch.nn.init.normal_(network.head.classification_head.cls_logits.weight, std=0.2)
-    mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"))
-    return network
+import reference  # noqa: E402  (imports torch and GDAL: only once they are known to be there)
 
 
 def run(*args: str, expect: int = 0) -> subprocess.CompletedProcess:
