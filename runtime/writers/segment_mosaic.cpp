@@ -169,8 +169,13 @@ void write_cog(const std::filesystem::path& vrt, const std::filesystem::path& co
 
   output::PartialFile partial(cog);
   int usage_error = 0;
+  CPLErrorReset();
   GDALDatasetUniquePtr written(GDALDataset::FromHandle(
       GDALTranslate(partial.path().c_str(), GDALDataset::ToHandle(source.get()), options.get(), &usage_error)));
+  // The COG driver copies through a temporary GeoTIFF and hands back a dataset even when
+  // a write inside failed (a full disk left a 4 KiB COG that looked complete): its
+  // errors count, and output::close would clear them.
+  const bool copy_failed = CPLGetLastErrorType() >= CE_Failure;
   // Only a copy the progress callback cut short is a stop; a COG that completed as the
   // stop arrived is kept.
   if (!written && stop_requested && stop_requested()) {
@@ -179,7 +184,9 @@ void write_cog(const std::filesystem::path& vrt, const std::filesystem::path& co
                     "is complete, and running the same command again writes it",
                     cog.string(), vrt.string()));
   }
-  if (!written || usage_error != 0) output::fail(cog, fmt::format("copying the mosaic '{}' failed", vrt.string()));
+  if (!written || usage_error != 0 || copy_failed) {
+    output::fail(cog, fmt::format("copying the mosaic '{}' failed", vrt.string()));
+  }
   output::close(written, cog);
   partial.commit();
 }

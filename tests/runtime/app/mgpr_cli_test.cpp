@@ -4,6 +4,7 @@
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <torch/script.h>
 #include <unistd.h>
 
@@ -191,9 +192,7 @@ TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
 // Issue 13: a full disk while the GeoPackage was written gave kilobytes of SQLite's SQL
 // and "database or disk is full". For each writer a tmpfs small enough to fill during
 // it: exit 1, the disk named as full, a short message, no output that looks complete,
-// and the journal kept for the rerun. (The COG and the quicklook come after the pieces
-// on the same disk; a tmpfs that fills exactly there depends on compression, so they
-// share the pieces' handling, output::fail, rather than a case of their own.)
+// and the journal kept for the rerun. (The COG and the quicklook: the next test.)
 TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs (CI runs as root)";
   const auto image = write_image("objects.tif", 512, 512);
@@ -235,6 +234,78 @@ TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
     EXPECT_TRUE(contains(result.err, "run the same command again")) << writer.name << ": " << result.err;
     EXPECT_LT(result.err.size(), 2000U) << writer.name << ": a message for people, not SQLite's SQL";
     EXPECT_FALSE(complete_looking) << writer.name << ": an output cut short must not look complete";
+    EXPECT_TRUE(journal_kept) << writer.name << ": the finished tiles must survive for the rerun";
+  }
+}
+
+// The COG and the quicklook are written last, from outputs already complete. The disk
+// is sized from a run without them (its use, plus less than they take) to fill there:
+// exit 1, the disk named as full, no COG or quicklook under its final name, and the
+// outputs written before it (the VRT and its pieces; the CSV and GeoPackage) kept whole.
+TEST_F(MgprCli, AFullDiskAtTheCogOrQuicklookKeepsTheOutputsWrittenBefore) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs (CI runs as root)";
+  const auto image = write_image("last.tif", 512, 512);
+  const auto detector = path("detector.pt");
+  const auto segmenter = path("half-segmenter.pt");
+  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", detector.string()}).exit_code, 0);
+  // Half the random pixels are class 1: a COG deflate cannot shrink below 8 KiB.
+  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "segmenter", segmenter.string(), "--threshold", "0.5"}).exit_code, 0);
+  struct LastWriter {
+    std::string name;
+    std::vector<std::string> arguments;
+    std::string option;  // turns the last output on
+    std::string last_output;
+    std::vector<std::string> earlier_outputs;
+    std::uintmax_t room;  // over the others' final use: their peak fits, the last output does not
+  };
+  const std::vector<LastWriter> writers{
+      {"COG",
+       {"model=" + segmenter.string(), "task=segment", "tile_size=128"},
+       "cog=true",
+       "last_segmentation.tif",
+       {"last_segmentation.vrt", "last_segmentation/tile_r3_c3.tif"},
+       8 << 10},  // the COG takes about 20 KiB
+      {"quicklook",
+       {"model=" + detector.string(), "task=detect", "tile_size=128"},
+       "quicklook=true",
+       "last_quicklook.png",
+       {"last_detections.csv", "last_detections.gpkg"},
+       256 << 10},  // SQLite's journal needs room while the GeoPackage is written; the PNG takes 600 KiB
+  };
+  for (const auto& writer : writers) {
+    const auto disk = path("last-disk-" + std::to_string(&writer - writers.data()));
+    fs::create_directories(disk);
+    auto arguments = writer.arguments;
+    arguments.insert(arguments.begin(), image.string());
+    arguments.push_back("accelerator=cpu");
+    arguments.push_back("output_dir=" + disk.string());
+    // Without the last output, on a roomy disk: how much the rest takes.
+    if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=64m") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    }
+    const auto without = mgpr(arguments);
+    struct statvfs use {};
+    ASSERT_EQ(::statvfs(disk.c_str(), &use), 0);
+    ::umount(disk.c_str());
+    ASSERT_EQ(without.exit_code, 0) << writer.name << ": " << without.err;
+    const auto used = (use.f_blocks - use.f_bfree) * use.f_frsize;
+    const auto size = "size=" + std::to_string(used + writer.room);
+    ASSERT_EQ(::mount("tmpfs", disk.c_str(), "tmpfs", 0, size.c_str()), 0) << std::strerror(errno);
+    arguments.push_back(writer.option);
+    const auto result = mgpr(arguments);
+    const bool last_exists = fs::exists(disk / writer.last_output);
+    std::vector<std::string> earlier_missing;
+    for (const auto& earlier : writer.earlier_outputs) {
+      if (!fs::exists(disk / earlier)) earlier_missing.push_back(earlier);
+    }
+    const bool journal_kept = fs::exists(disk / ".mgpr-journal");
+    ::umount(disk.c_str());
+    EXPECT_EQ(result.exit_code, 1) << writer.name << ": " << result.err;
+    EXPECT_TRUE(contains(result.err, "is full")) << writer.name << ": " << result.err;
+    EXPECT_TRUE(contains(result.err, writer.last_output)) << writer.name << ": names the file: " << result.err;
+    EXPECT_LT(result.err.size(), 2000U) << writer.name;
+    EXPECT_FALSE(last_exists) << writer.name << ": cut short, it must not look complete";
+    EXPECT_TRUE(earlier_missing.empty()) << writer.name << ": lost " << testing::PrintToString(earlier_missing);
     EXPECT_TRUE(journal_kept) << writer.name << ": the finished tiles must survive for the rerun";
   }
 }
