@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "config_value_checks.hpp"
+#include "foreign_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/text.hpp"
 #include "override_grammar.hpp"
@@ -129,6 +130,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 [[noreturn]] void unknown_key(std::string_view key, std::string_view where) {
+  if (const auto foreign = foreign_key(key)) {
+    throw UsageError(fmt::format("{}: unknown key '{}'; that is {}'s name, mgpr's is {}", where, key, foreign->origin,
+                                 foreign->mgpr_name));
+  }
   const auto near = nearest_config_keys(key);
   const std::string hint = near.empty() ? std::string("run with --help to list the keys")
                                         : fmt::format("did you mean {}?", fmt::join(near, ", "));

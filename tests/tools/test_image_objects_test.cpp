@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -191,3 +192,39 @@ TEST(TestImage, BadOptionValuesExit2ByNameAndWriteNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+int raster_side(const fs::path& file) {
+  GDALAllRegister();
+  GDALDatasetUniquePtr dataset(GDALDataset::Open(file.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+  return dataset ? dataset->GetRasterXSize() : -1;
+}
+
+}  // namespace
+
+// Issue 15: multigpu_raster writes its test image with `image_path=... image_size=...`,
+// the keys (and config file) of the prediction run; mgpr-test-image takes them too.
+TEST(TestImage, TakesMgprsKeysAndConfigFileAsMultigpuRasterUsersWriteThem) {
+  mgpr::test::TempDir dir;
+  const auto by_keys = dir.path() / "keys.tif";
+  const auto made = run_command({MGPR_TEST_IMAGE, "image_path=" + by_keys.string(), "image_size=48"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(raster_side(by_keys), 48);
+
+  const auto by_file = dir.path() / "file.tif";
+  const auto config = dir.path() / "run.toml";
+  std::ofstream(config) << "image_path = [\"" << by_file.string() << "\"]\nimage_size = 32\n";
+  const auto from_file = run_command({MGPR_TEST_IMAGE, "--config", config.string()});
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(raster_side(by_file), 32);
+
+  const auto none = run_command({MGPR_TEST_IMAGE, "image_size=48"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("image_path="), std::string::npos) << none.err;
+  const auto two = run_command({MGPR_TEST_IMAGE, (dir.path() / "a.tif").string(), (dir.path() / "b.tif").string()});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("give one GeoTIFF"), std::string::npos) << two.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "a.tif"));
+  EXPECT_FALSE(fs::exists(dir.path() / "b.tif"));
+}

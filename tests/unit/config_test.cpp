@@ -239,3 +239,30 @@ TEST(Config, HelpListsEveryKey) {
 }
 
 }  // namespace
+
+// Issue 15: keys and values spelt as multigpu_raster, Lightning or DeepForest spell them
+// are refused with mgpr's name for the same thing, even where no spelling is close.
+TEST(Config, ForeignKeysAndValuesAreRefusedWithMgprsName) {
+  mgpr::RunConfig config;
+  const std::vector<std::pair<std::string, std::string>> keys{
+      {"input_path=a.tif", "image_path"}, {"devices=2", "gpus"},           {"num_gpus=2", "gpus"},
+      {"patch_size=400", "tile_size"},    {"score_thresh=0.1", "score_threshold"}, {"num_workers=4", "workers"},
+      {"+devices=2", "gpus"}};
+  for (const auto& [override_text, mgpr_key] : keys) {
+    const auto error = error_of([&] { mgpr::apply_override(config, override_text); });
+    EXPECT_NE(error.find("mgpr's is " + mgpr_key), std::string::npos) << override_text << ": " << error;
+  }
+  const std::vector<std::pair<std::string, std::string>> values{{"precision=16-mixed", "precision=fp16"},
+                                                                {"precision=bf16-mixed", "precision=bf16"},
+                                                                {"precision=32", "precision=fp32"},
+                                                                {"accelerator=cuda", "accelerator=gpu"}};
+  for (const auto& [override_text, mgpr_value] : values) {
+    const auto error = error_of([&] { mgpr::apply_override(config, override_text); });
+    EXPECT_NE(error.find("mgpr's is " + mgpr_value), std::string::npos) << override_text << ": " << error;
+  }
+  // Nothing foreign is taken: the configuration is as it was.
+  EXPECT_EQ(config, mgpr::RunConfig{});
+  // A config file says the same.
+  EXPECT_NE(error_of([&] { mgpr::apply_toml_text(config, "devices = 2\n", "job.toml"); }).find("mgpr's is gpus"),
+            std::string::npos);
+}

@@ -3,6 +3,7 @@
 // objects whose places are known exactly (--objects-csv).
 #include <cpl_conv.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gdal_priv.h>
 #include <ogr_spatialref.h>
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -22,6 +24,7 @@
 #include "geometry/georef.hpp"
 #include "mgpr/cli.hpp"
 #include "mgpr/config.hpp"
+#include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/text.hpp"
@@ -201,12 +204,15 @@ Both files are written under a .partial name and renamed when complete.)";
 
 int main(int argc, char** argv) {
   ImageRequest request;
-  std::vector<std::string> overrides;
   std::vector<std::string> squares;
   CLI::App app{"Write a georeferenced test GeoTIFF (uint8, tiled, EPSG:32633, 0.1 m pixels)."};
   app.set_version_flag("--version", std::string("mgpr-test-image ") + mgpr::kVersion);
-  app.add_option("output", request.output, "GeoTIFF to write")->required();
-  app.add_option("--size", request.size, "side in pixels (same as image_size=N); the default for width and height")
+  std::string config_file;
+  std::vector<std::string> arguments;
+  app.add_option("arguments", arguments,
+                 "the GeoTIFF to write, and key=value as for mgpr (image_path=, image_size=), in any order");
+  app.add_option("--config", config_file, "TOML run configuration, as for mgpr (default: $MGPR_CONFIG)");
+  auto* size_option = app.add_option("--size", request.size, "side in pixels (same as image_size=N); the default for width and height")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--width", request.width, "width in pixels (default: --size)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--height", request.height, "height in pixels (default: --size)")->check(CLI::Range(1, 1 << 20));
@@ -221,14 +227,22 @@ int main(int argc, char** argv) {
       ->type_name("X,Y,SIZE")
       ->allow_extra_args(false);
   app.add_option("--objects-csv", request.objects_csv, "CSV of the squares' clipped pixel and map corners");
-  app.add_option("overrides", overrides, "key=value, as for mgpr (image_size)");
   app.footer(kFooter);
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
   try {
-    mgpr::RunConfig config;
-    config.image_size = request.size;
-    for (const auto& assignment : overrides) mgpr::apply_override(config, assignment);
-    request.size = config.image_size;
+    // The same keys, file and environment as mgpr, so multigpu_raster's
+    // `mgpr-test-image image_path=test.tif image_size=2048` and a shared config file work.
+    if (config_file.empty()) {
+      if (const char* from_env = std::getenv(mgpr::env::kConfig)) config_file = from_env;
+    }
+    const auto config = mgpr::resolve_config(config_file, arguments);
+    if (config.image_path.size() != 1) {
+      throw mgpr::UsageError(fmt::format(
+          "give one GeoTIFF to write (as an argument or image_path=...), got {}: {}", config.image_path.size(),
+          config.image_path.empty() ? std::string("none") : fmt::format("{}", fmt::join(config.image_path, ", "))));
+    }
+    request.output = config.image_path.front();
+    if (size_option->count() == 0) request.size = config.image_size;
     if (request.width == 0) request.width = request.size;
     if (request.height == 0) request.height = request.size;
     if (!std::isfinite(request.rotation_degrees)) throw mgpr::UsageError("--rotation must be a number of degrees");
