@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -356,6 +357,37 @@ RunConfig resolve_config(const std::filesystem::path& config_file, std::span<con
   }
   validate(config);
   return config;
+}
+
+std::string describe_resolved_config(const std::filesystem::path& config_file, std::span<const std::string> arguments) {
+  const RunConfig config = resolve_config(config_file, arguments);
+  std::map<std::string, std::string, std::less<>> origin;
+  if (!config_file.empty()) {
+    // resolve_config read the file already; this second read only lists its keys.
+    std::ifstream in(config_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    for (const auto& [name, node] : toml::parse(text.str(), config_file.string())) {
+      origin[std::string(name.str())] = fmt::format("file {}:{}", config_file.string(), node.source().begin.line);
+    }
+  }
+  for (const auto& argument : arguments) {
+    if (looks_like_override(argument)) {
+      const auto parsed = override_grammar::parse_override(argument);
+      origin[std::string(parsed.key)] = parsed.reset ? fmt::format("default, by override '{}'", argument)
+                                        : fmt::format("override '{}'", argument);
+    } else {
+      origin["image_path"] = "arguments";
+    }
+  }
+  std::ostringstream out;
+  for (const auto& key : kKeys) {
+    out << key.name << " = ";
+    append_toml_value(out, config, key);
+    const auto found = origin.find(key.name);
+    out << "  # " << (found == origin.end() ? std::string("default") : found->second) << '\n';
+  }
+  return out.str();
 }
 
 std::string to_toml(const RunConfig& config) {

@@ -45,12 +45,21 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("mgpr ") + mgpr::kVersion);
   app.add_option("--config", config_file, "TOML run configuration (default: $MGPR_CONFIG)");
   app.add_option("arguments", arguments, "RASTER paths and key=value overrides, in any order");
+  std::string print_config;
+  app.add_option("--cfg", print_config,
+                 "job: print the resolved configuration and where each value came from, and run nothing (Hydra's "
+                 "--cfg job)")
+      ->check(CLI::IsMember({"job"}));
   app.footer(mgpr::describe_config_keys());
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
   if (config_file.empty()) {
     if (const char* from_env = std::getenv(mgpr::env::kConfig)) config_file = from_env;
   }
   try {
+    if (!print_config.empty()) {
+      fmt::print("{}", mgpr::describe_resolved_config(config_file, arguments));
+      return 0;
+    }
     return run(config_file, arguments);
   } catch (const mgpr::UsageError& error) {
     fmt::print(stderr, "mgpr: error: {}\n", error.what());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -265,4 +266,26 @@ TEST(Config, ForeignKeysAndValuesAreRefusedWithMgprsName) {
   // A config file says the same.
   EXPECT_NE(error_of([&] { mgpr::apply_toml_text(config, "devices = 2\n", "job.toml"); }).find("mgpr's is gpus"),
             std::string::npos);
+}
+
+// Issue 15: Hydra's `--cfg job`, each value with where it came from.
+TEST(Config, TheResolvedConfigurationSaysWhereEachValueCameFrom) {
+  mgpr::test::TempDir dir;
+  const auto file = dir.path() / "run.toml";
+  std::ofstream(file) << "tile_size = 256\nbatch_size = 4\n";
+  const std::vector<std::string> arguments{"a.tif", "batch_size=8", "~overlap"};
+  const auto text = mgpr::describe_resolved_config(file, arguments);
+  const auto line_of = [&](const std::string& key) {
+    const std::string lines = "\n" + text;
+    const auto start = lines.find("\n" + key + " = ");
+    if (start == std::string::npos) return std::string("(no line)");
+    return lines.substr(start + 1, lines.find('\n', start + 1) - start - 1);
+  };
+  EXPECT_EQ(line_of("tile_size"), "tile_size = 256  # file " + file.string() + ":1");
+  EXPECT_EQ(line_of("batch_size"), "batch_size = 8  # override 'batch_size=8'");
+  EXPECT_EQ(line_of("overlap"), "overlap = 0  # default, by override '~overlap'");
+  EXPECT_EQ(line_of("image_path"), "image_path = [ 'a.tif' ]  # arguments");
+  EXPECT_EQ(line_of("task"), "task = 'classify'  # default");
+  // Every key is listed once.
+  EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), mgpr::config_keys().size());
 }

@@ -100,6 +100,10 @@ void validate(const RunConfig& config);
 // for configs built in code rather than resolved.
 void validate_tiling(const RunConfig& config);
 
+// Hydra's `--cfg job`: the resolved configuration as TOML, each key with where its value
+// came from (default, the file and line, the override, the arguments).
+std::string describe_resolved_config(const std::filesystem::path& config_file, std::span<const std::string> arguments);
+
 // The whole configuration as TOML that apply_toml_text reads back to an equal config.
 std::string to_toml(const RunConfig& config);
 // A human table of the keys, their defaults and help, for --help.
