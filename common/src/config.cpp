@@ -11,10 +11,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <optional>
 #include <sstream>
 
+#include "config_text.hpp"
 #include "config_value_checks.hpp"
 #include "foreign_names.hpp"
 #include "mgpr/error.hpp"
@@ -98,11 +98,6 @@ const std::array kKeys{
     ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},
     ConfigKey{"log_interval", &RunConfig::log_interval, "batches between progress lines (0: none)"},
 };
-
-template <class T>
-inline constexpr bool is_list_v = false;
-template <class Item>
-inline constexpr bool is_list_v<std::vector<Item>> = true;
 
 template <class T>
 constexpr std::string_view kind_name() {
@@ -245,30 +240,6 @@ void set_field(RunConfig& config, const ConfigKey& key, const Source& source, st
       key.field);
 }
 
-void append_toml_value(std::ostringstream& out, const RunConfig& config, const ConfigKey& key) {
-  std::visit(
-      [&](auto member) {
-        const auto& value = config.*member;
-        using T = std::remove_cvref_t<decltype(value)>;
-        if constexpr (is_list_v<T>) {
-          toml::array array;
-          for (const auto& item : value) {
-            if constexpr (std::is_same_v<T, std::vector<int>>) {
-              array.push_back(static_cast<std::int64_t>(item));
-            } else {
-              array.push_back(item);
-            }
-          }
-          out << array;
-        } else if constexpr (std::is_same_v<T, int>) {
-          out << toml::value<std::int64_t>(value);
-        } else {
-          out << toml::value<T>(value);
-        }
-      },
-      key.field);
-}
-
 }  // namespace
 
 std::span<const ConfigKey> config_keys() { return kKeys; }
@@ -357,60 +328,6 @@ RunConfig resolve_config(const std::filesystem::path& config_file, std::span<con
   }
   validate(config);
   return config;
-}
-
-std::string describe_resolved_config(const std::filesystem::path& config_file, std::span<const std::string> arguments) {
-  const RunConfig config = resolve_config(config_file, arguments);
-  std::map<std::string, std::string, std::less<>> origin;
-  if (!config_file.empty()) {
-    // resolve_config read the file already; this second read only lists its keys.
-    std::ifstream in(config_file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (const auto& [name, node] : toml::parse(text.str(), config_file.string())) {
-      origin[std::string(name.str())] = fmt::format("file {}:{}", config_file.string(), node.source().begin.line);
-    }
-  }
-  for (const auto& argument : arguments) {
-    if (looks_like_override(argument)) {
-      const auto parsed = override_grammar::parse_override(argument);
-      origin[std::string(parsed.key)] = parsed.reset ? fmt::format("default, by override '{}'", argument)
-                                        : fmt::format("override '{}'", argument);
-    } else {
-      origin["image_path"] = "arguments";
-    }
-  }
-  std::ostringstream out;
-  for (const auto& key : kKeys) {
-    out << key.name << " = ";
-    append_toml_value(out, config, key);
-    const auto found = origin.find(key.name);
-    out << "  # " << (found == origin.end() ? std::string("default") : found->second) << '\n';
-  }
-  return out.str();
-}
-
-std::string to_toml(const RunConfig& config) {
-  std::ostringstream out;
-  for (const auto& key : kKeys) {
-    out << "# " << key.help << '\n' << key.name << " = ";
-    append_toml_value(out, config, key);
-    out << '\n';
-  }
-  return out.str();
-}
-
-std::string describe_config_keys() {
-  const RunConfig defaults;
-  std::string text = "Keys (key=value, or in the --config TOML file):\n";
-  for (const auto& key : kKeys) {
-    std::ostringstream value;
-    append_toml_value(value, defaults, key);
-    std::string help(key.help);
-    if (!key.choices.empty()) help += fmt::format(" ({})", fmt::join(key.choices, "|"));
-    text += fmt::format("  {:<20} {:<20} {}\n", key.name, value.str(), help);
-  }
-  return text;
 }
 
 }  // namespace mgpr
