@@ -85,8 +85,8 @@ std::string load_failure_message(const std::string& spec, const std::string& wha
   constexpr std::string_view marker = "Unknown builtin op: ";
   if (const auto at = what.find(marker); at != std::string::npos) {
     const auto name_at = at + marker.size();
-    const auto name_end = what.find_first_of(". \n", what.find("::", name_at) + 2);
-    const std::string op = what.substr(name_at, name_end - name_at);
+    std::string op = what.substr(name_at, what.find_first_of(" \n", name_at) - name_at);
+    if (op.ends_with('.')) op.pop_back();
     const std::string library = op.substr(0, op.find("::"));
     const std::string example = library == "torchvision"
                                     ? " (for torchvision: _C.so in the folder that python3 -c 'import torchvision, os; "
