@@ -118,8 +118,8 @@ std::string rank_table(const JobReport& job) {
                          to_string(rank.status));
     }
     const auto totals = total(job.ranks);
-    out += fmt::format("total: {} rank(s), {} tiles, {:.2f} tiles/s over {}\n", totals.ranks, totals.tiles,
-                       totals.tiles_per_s(), seconds(totals.elapsed_s));
+    out += fmt::format("total: {} rank(s), {} tiles, {:.2f} tiles/s over {}; nodes x ranks: {}\n", totals.ranks,
+                       totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), geometry(job.ranks));
     for (const auto& rank : job.ranks) {
       if (!rank.error.empty()) out += fmt::format("rank {} error: {}\n", rank.rank, printable(rank.error));
       for (const auto& warning : rank.warnings) {

@@ -43,6 +43,11 @@ std::string to_json_text(const RankSummary& s) {
       {"rank", s.rank},
       {"world_size", s.world_size},
       {"local_rank", s.local_rank},
+      {"local_world_size", s.local_world_size},
+      {"node_rank", s.node_rank},
+      {"master_addr", s.master_addr},
+      {"master_port", s.master_port},
+      {"visible_devices", s.visible_devices},
       {"host", s.host},
       {"device", s.device},
       {"gpu_name", s.gpu_name},
@@ -130,6 +135,11 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.data_wait_s = document.value("data_wait_s", 0.0);
     s.memory_total_bytes = whole_or<std::int64_t>(document, "memory_total_bytes", 0, source);
     s.memory_device_peak_bytes = whole_or<std::int64_t>(document, "memory_device_peak_bytes", 0, source);
+    s.local_world_size = whole_or<int>(document, "local_world_size", 1, source);
+    s.node_rank = whole_or<int>(document, "node_rank", 0, source);
+    s.master_addr = document.value("master_addr", std::string());
+    s.master_port = whole_or<int>(document, "master_port", 0, source);
+    s.visible_devices = document.value("visible_devices", std::string());
     s.status = status_from_string(document.at("status").get<std::string>(), source);
     s.error = document.at("error").get<std::string>();
     s.warnings = document.at("warnings").get<std::vector<std::string>>();

@@ -33,6 +33,11 @@ RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& devic
   summary.rank = ranks.rank;
   summary.world_size = ranks.world_size;
   summary.local_rank = ranks.local_rank;
+  summary.local_world_size = ranks.local_world_size;
+  summary.node_rank = ranks.node_rank;
+  summary.master_addr = ranks.master_addr;
+  summary.master_port = ranks.master_port;
+  summary.visible_devices = env_value(env::kCudaVisibleDevices).value_or("");
   summary.host = host_name("");
   summary.device = device.name;
   summary.gpu_name = device_product_name(device);

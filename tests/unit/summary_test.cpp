@@ -13,6 +13,11 @@ mgpr::RankSummary sample(int rank, std::int64_t tiles, double elapsed) {
   s.rank = rank;
   s.world_size = 2;
   s.local_rank = rank;
+  s.local_world_size = 2;
+  s.node_rank = 1;
+  s.master_addr = "node0";
+  s.master_port = 29517;
+  s.visible_devices = "2,3";
   s.host = "node1";
   s.device = "cuda:" + std::to_string(rank);
   s.gpu_name = "NVIDIA A100";
@@ -35,6 +40,23 @@ TEST(Summary, JsonRoundTrip) {
   EXPECT_EQ(mgpr::rank_summary_from_json(mgpr::to_json_text(original), "x"), original);
   EXPECT_DOUBLE_EQ(original.tiles_per_s(), 10.0);
   EXPECT_DOUBLE_EQ(original.busy_percent(), 50.0);
+}
+
+// Summaries written before the rendezvous fields were added still read, as one rank alone.
+TEST(Summary, OlderSummariesWithoutTheRendezvousFieldsStillRead) {
+  auto text = mgpr::to_json_text(sample(1, 8, 2.0));
+  for (const std::string key : {"local_world_size", "node_rank", "master_addr", "master_port", "visible_devices"}) {
+    const auto at = text.find("\"" + key + "\"");
+    ASSERT_NE(at, std::string::npos) << key;
+    text.erase(at, text.find('\n', at) + 1 - at);
+  }
+  const auto read = mgpr::rank_summary_from_json(text, "x");
+  EXPECT_EQ(read.local_world_size, 1);
+  EXPECT_EQ(read.node_rank, 0);
+  EXPECT_EQ(read.master_addr, "");
+  EXPECT_EQ(read.master_port, 0);
+  EXPECT_EQ(read.visible_devices, "");
+  EXPECT_EQ(read.tiles, 8);
 }
 
 TEST(Summary, StatusSurvivesRoundTrip) {

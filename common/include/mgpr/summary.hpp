@@ -21,6 +21,13 @@ struct RankSummary {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
+  // Where the rank ran and how it met the others, as its environment told it: what a
+  // multi-node job is checked by (the node, the rendezvous address, the devices it saw).
+  int local_world_size = 1;
+  int node_rank = 0;
+  std::string master_addr;      // empty for a rank that ran alone
+  int master_port = 0;
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES as the rank found it, empty when unset
   std::string host;
   std::string device;    // "cuda:0", "cpu"
   std::string gpu_name;  // empty on CPU

@@ -1,0 +1,188 @@
+// Requeue across two hosts, for real: the job template's USR2 before walltime (Slurm's
+// own --signal timer, a one-minute --time) stops and requeues the job until it is done;
+// a preemption-style `scontrol requeue` mid-run comes back without redoing finished
+// tiles. Either way the output is the complete one an uninterrupted run writes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "job_state.hpp"
+#include "slurm/multi_node/multi_node_support.hpp"
+#include "support/known_squares.hpp"
+
+namespace {
+
+using mgpr::run_command;
+using mgpr::test::contains;
+using namespace mgpr::test::multi_node;
+using Rows = std::vector<std::map<std::string, std::string>>;
+
+// Fake tiles at 0.5 s each from 2 reader threads per rank: 4 ranks do 16 tiles/s.
+std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
+  return {"use_fake_data=true", "dummy_dataset_count=" + std::to_string(tiles),
+          "dummy_dataset_delay=" + std::to_string(delay), "tile_size=64", "batch_size=1", "sharding=dynamic",
+          "output_dir=" + out.string()};
+}
+
+std::string text_of(const fs::path& file) {
+  std::error_code missing;
+  return fs::exists(file, missing) ? mgpr::read_text_file(file) : std::string();
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t found = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
+  return found;
+}
+
+// Polls `done` every 0.2 s for up to `seconds`.
+bool wait_for(int seconds, const std::function<bool()>& done) {
+  for (int fifth = 0; fifth < seconds * 5; ++fifth) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+std::string tile_of(const std::map<std::string, std::string>& row) {
+  return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
+}
+
+// The job's classification of each fake tile equals an uninterrupted run's.
+void expect_same_tiles(const Rows& got, const Rows& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
+  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
+  std::set<std::string> seen;
+  for (const auto& row : got) {
+    const auto tile = tile_of(row);
+    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
+    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
+    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
+    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
+  }
+}
+
+// A requeued job waits about two minutes (BeginTime) before it may start: start it now.
+// A launch in the same second as the last run's end is refused ("Job credential
+// revoked"), hence the pause.
+void start_requeued_now(const std::string& job_id) {
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto update = run_command({"scontrol", "update", "jobid=" + job_id, "StartTime=now"});
+  EXPECT_EQ(update.exit_code, 0) << update.err;
+}
+
+Rows uninterrupted(const fs::path& dir, int tiles) {
+  const auto out = dir / "uninterrupted";
+  auto argv = std::vector<std::string>{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--wait", "--log-dir",
+                                       (dir / "logs").string()};
+  const auto keys = fake_run(tiles, 0, out);
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  const auto run = run_command(argv);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  return mgpr::test::read_csv_rows(out / "fake_tiles.csv");
+}
+
+using JobGuard = std::unique_ptr<const std::string, void (*)(const std::string*)>;
+JobGuard cancel_at_end(const std::string& job_id) {
+  return {&job_id, [](const std::string* id) { run_command({"scancel", *id}); }};
+}
+
+TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
+  constexpr int kTiles = 960;  // about 60 s at 16 tiles/s: longer than the minute's lead time
+  const auto dir = scratch("walltime");
+  const auto logs = dir / "logs";
+  const auto out = dir / "out";
+  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--time", "00:01:00",
+                                // USR2 50 s before the end: the job is stopped 10 to 40 s in, as
+                                // slurmctld checks time limits every 30 s.
+                                "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()};
+  const auto keys = fake_run(kTiles, 0.5, out);
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  const auto submitted = run_command(argv);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const auto job_id = job_id_of(submitted);
+  const auto cancel = cancel_at_end(job_id);
+  const mgpr::JobLogLayout layout{logs, job_id};
+
+  std::optional<mgpr::launcher::JobState> state;
+  int restarts_started = 0;
+  const bool done = wait_for(300, [&] {
+    state = mgpr::launcher::query_job_state(job_id);
+    if (!state) return false;
+    if (state->state == "PENDING" && state->restarts > restarts_started) {
+      restarts_started = state->restarts;
+      start_requeued_now(job_id);
+    }
+    return state->finished();
+  });
+  ASSERT_TRUE(done) << "stdout:\n" << text_of(layout.stdout_log()) << "\nstderr:\n" << text_of(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << text_of(layout.stderr_log());
+  EXPECT_GE(state->restarts, 1) << "the walltime signal never stopped the job";
+  const auto stderr_text = text_of(layout.stderr_log());
+  EXPECT_EQ(count(stderr_text, "stopped before walltime; requeueing job"), static_cast<std::size_t>(state->restarts))
+      << stderr_text;
+  EXPECT_TRUE(contains(text_of(layout.stdout_log()), "# resuming: ")) << text_of(layout.stdout_log());
+
+  const auto report = run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
+  EXPECT_TRUE(contains(report.out, "restarted " + std::to_string(state->restarts) + " time(s)")) << report.out;
+  EXPECT_TRUE(contains(report.out, "nodes x ranks: 2x2")) << report.out;
+
+  expect_same_tiles(mgpr::test::read_csv_rows(out / "fake_tiles.csv"), uninterrupted(dir, kTiles));
+}
+
+TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
+  constexpr int kTiles = 320;  // about 20 s at 16 tiles/s
+  const auto dir = scratch("preempted");
+  const auto logs = dir / "logs";
+  const auto out = dir / "out";
+  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--log-dir", logs.string()};
+  const auto keys = fake_run(kTiles, 0.5, out);
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  const auto submitted = run_command(argv);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const auto job_id = job_id_of(submitted);
+  const auto cancel = cancel_at_end(job_id);
+  const mgpr::JobLogLayout layout{logs, job_id};
+
+  // Preempted once every rank has done some batches (a progress line each).
+  ASSERT_TRUE(wait_for(60, [&] {
+    const auto text = text_of(layout.stdout_log());
+    return count(text, ": batch 10, ") >= 4;
+  })) << text_of(layout.stdout_log()) << text_of(layout.stderr_log());
+  const auto requeue = run_command({"scontrol", "requeue", job_id});
+  ASSERT_EQ(requeue.exit_code, 0) << requeue.err;
+  ASSERT_TRUE(wait_for(60, [&] {
+    const auto state = mgpr::launcher::query_job_state(job_id);
+    return state && state->state == "PENDING" && state->restarts == 1;
+  }));
+  start_requeued_now(job_id);
+  std::optional<mgpr::launcher::JobState> state;
+  ASSERT_TRUE(wait_for(120, [&] {
+    state = mgpr::launcher::query_job_state(job_id);
+    return state && state->finished();
+  })) << text_of(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << text_of(layout.stderr_log());
+
+  // The second run did only what the first had not finished.
+  const std::regex resumed(R"(# resuming: (\d+) of (\d+) tiles were finished by an earlier run)");
+  std::smatch match;
+  const auto stdout_text = text_of(layout.stdout_log());
+  ASSERT_TRUE(std::regex_search(stdout_text, match, resumed)) << stdout_text;
+  const int finished_before = std::stoi(match[1]);
+  EXPECT_EQ(std::stoi(match[2]), kTiles);
+  EXPECT_GE(finished_before, 4 * 10) << "every rank had journaled batches before the requeue";
+  std::int64_t done_after = 0;
+  for (const auto& rank : rank_summaries(logs, job_id, 4)) done_after += rank.tiles;
+  EXPECT_EQ(done_after, kTiles - finished_before) << "finished tiles were done again";
+
+  expect_same_tiles(mgpr::test::read_csv_rows(out / "fake_tiles.csv"), uninterrupted(dir, kTiles));
+}
+
+}  // namespace

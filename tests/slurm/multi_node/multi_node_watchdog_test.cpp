@@ -1,0 +1,71 @@
+// The plugin's watchdog across hosts: a rank on the second host that never arrives, or
+// stalls after rendezvous, ends the whole step on both hosts within the timeout and a
+// few seconds; the diagnosis names the rank and its host; nothing is left running.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "slurm/multi_node/multi_node_support.hpp"
+
+namespace {
+
+using mgpr::test::contains;
+using mgpr::test::read_file;
+using namespace mgpr::test::multi_node;
+
+struct TimedRun {
+  mgpr::CommandResult result;
+  double seconds = 0;
+};
+
+// Two hosts by two ranks running `script` with bash.
+TimedRun two_by_two(const fs::path& logs, const std::string& option, const std::string& script) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = mgpr::test::srun(
+      logs, {"--mgpr", option, "-N2", "--ntasks-per-node=2", "--gpus-per-node=a100:2", "bash", "-c", script});
+  return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// After a step ends, its slurmstepd and tasks may take a moment to go.
+std::vector<std::string> strays_after_a_while() {
+  std::vector<std::string> strays;
+  for (int tenth = 0; tenth < 100; ++tenth) {
+    strays = stray_processes();
+    if (strays.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return strays;
+}
+
+TEST(MultiNode, ARankOnTheSecondHostThatNeverArrivesEndsTheWholeStep) {
+  const auto logs = scratch("watchdog-missing");
+  // Ranks 0-2 report rendezvous; rank 3, on node2, never does.
+  const auto run = two_by_two(logs, "--mgpr-timeout=5", "[ $RANK = 3 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600");
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 5 + 8.0);
+  EXPECT_TRUE(contains(run.result.err,
+                       "mgpr: deadlock: step ")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "on node2: rank 3 did not reach rendezvous within 5 s; arrived: 0,1,2 (3 of 4)"))
+      << run.result.err;
+  // Both hosts' tasks were ended, not only the diagnosing host's.
+  EXPECT_TRUE(contains(run.result.err, "node1: tasks 0-1: Terminated")) << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "on node2: rank 3 did not reach rendezvous"));
+  EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
+}
+
+TEST(MultiNode, ARankOnTheSecondHostThatStallsAfterRendezvousEndsTheWholeStep) {
+  const auto logs = scratch("watchdog-stall");
+  // Every rank reports rendezvous and keeps reporting, but rank 2 (node2) stops after one report.
+  const auto run = two_by_two(logs, "--mgpr-stall=4",
+                              "touch \"$MGPR_PROGRESS_FILE\"; [ $RANK = 2 ] && sleep 600; "
+                              "while :; do touch \"$MGPR_PROGRESS_FILE\"; sleep 1; done");
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 4 + 8.0);
+  EXPECT_TRUE(contains(run.result.err, "mgpr: stall: step ")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "on node2: rank 2 made no progress")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "node1: tasks 0-1: Terminated")) << run.result.err;
+  EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
+}
+
+}  // namespace
