@@ -20,20 +20,10 @@ namespace {
 
 using mgpr::run_command;
 using mgpr::test::contains;
+using mgpr::test::count;
+using mgpr::test::read_file;
 using mgpr::test::scratch;
 namespace fs = std::filesystem;
-
-std::size_t count(const std::string& text, const std::string& part) {
-  std::size_t found = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
-  return found;
-}
-
-// A log that is not there yet reads as empty.
-std::string text_of(const fs::path& file) {
-  std::error_code missing;
-  return fs::exists(file, missing) ? mgpr::read_text_file(file) : std::string();
-}
 
 TEST(Requeue, ASecondRunReusesTheLogFolderAndIsReported) {
   const auto logs = scratch("requeue");
@@ -106,8 +96,8 @@ TEST(Requeue, AWalltimeStopRequeuesEveryTimeAndTheJobFinishesEveryTileOnce) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ADD_FAILURE() << "timed out waiting for " << what << "\nstdout:\n"
-                  << text_of(layout.stdout_log()) << "\nstderr:\n"
-                  << text_of(layout.stderr_log());
+                  << read_file(layout.stdout_log()) << "\nstderr:\n"
+                  << read_file(layout.stderr_log());
     return false;
   };
 
@@ -115,14 +105,14 @@ TEST(Requeue, AWalltimeStopRequeuesEveryTimeAndTheJobFinishesEveryTileOnce) {
     // Both ranks print their banner after installing the stop handlers.
     const auto run = static_cast<std::size_t>(stop) + 1;
     ASSERT_TRUE(wait_for("run " + std::to_string(run) + "'s ranks", [&] {
-      const auto text = text_of(layout.stdout_log());
+      const auto text = read_file(layout.stdout_log());
       return count(text, "| rank   0/2 |") >= run && count(text, "| rank   1/2 |") >= run;
     }));
     std::this_thread::sleep_for(std::chrono::seconds(1));  // some tiles journaled
     ASSERT_EQ(run_command({"scancel", "--signal=USR2", job_id}).exit_code, 0);
     ASSERT_TRUE(wait_for("requeue " + std::to_string(run), [&] {
       const auto state = mgpr::launcher::query_job_state(job_id);
-      return count(text_of(layout.stderr_log()), "requeueing job") >= run && state &&
+      return count(read_file(layout.stderr_log()), "requeueing job") >= run && state &&
              state->restarts == static_cast<int>(run) && state->state == "PENDING";
     }));
     // A launch in the same second as the last run's end is refused (see above); then
@@ -135,15 +125,15 @@ TEST(Requeue, AWalltimeStopRequeuesEveryTimeAndTheJobFinishesEveryTileOnce) {
     state = mgpr::launcher::query_job_state(job_id);
     return state && state->finished();
   }));
-  EXPECT_EQ(state->state, "COMPLETED") << text_of(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
   EXPECT_EQ(state->restarts, kStops);
-  const auto stderr_text = text_of(layout.stderr_log());
+  const auto stderr_text = read_file(layout.stderr_log());
   EXPECT_EQ(count(stderr_text, "requeueing job"), static_cast<std::size_t>(kStops)) << stderr_text;
   EXPECT_FALSE(contains(stderr_text, "exited with code 3")) << stderr_text;
-  EXPECT_FALSE(contains(text_of(layout.diagnoses()), "exited with code")) << "no false diagnosis";
+  EXPECT_FALSE(contains(read_file(layout.diagnoses()), "exited with code")) << "no false diagnosis";
 
   // Every tile exactly once in the outputs, whatever run computed it.
-  const auto rows = text_of(out / "fake_tiles.csv");
+  const auto rows = read_file(out / "fake_tiles.csv");
   std::set<std::string> tiles;
   std::size_t lines = 0;
   std::istringstream in(rows);

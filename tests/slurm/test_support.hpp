@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the real-cluster tests.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,9 +10,11 @@
 
 namespace mgpr::test {
 
-// A fresh folder under the test cluster's, for one test's job logs and files.
-inline std::filesystem::path scratch(const std::string& name) {
-  const auto dir = std::filesystem::path(MGPR_TEST_CLUSTER_DIR) / "scratch" / name;
+// A fresh folder under a cluster's folder (by default the one-host test cluster's), for
+// one test's job logs and files.
+inline std::filesystem::path scratch(const std::string& name,
+                                     const std::filesystem::path& cluster_dir = MGPR_TEST_CLUSTER_DIR) {
+  const auto dir = cluster_dir / "scratch" / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -19,6 +22,14 @@ inline std::filesystem::path scratch(const std::string& name) {
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// How many times `part` occurs in `text` (banners, requeue lines in a job's logs).
+inline std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t found = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
+  return found;
+}
+
+// A log that is not there yet reads as empty.
 inline std::string read_file(const std::filesystem::path& file) {
   std::ifstream in(file);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -30,6 +41,18 @@ inline CommandResult srun(const std::filesystem::path& log_dir, const std::vecto
   std::vector<std::string> argv{"srun", "--export=ALL,MGPR_LOG_DIR=" + log_dir.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv);
+}
+
+struct TimedResult {
+  CommandResult result;
+  double seconds = 0;
+};
+
+// srun as above, timed: how long the step took to end.
+inline TimedResult timed_srun(const std::filesystem::path& log_dir, const std::vector<std::string>& args) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = srun(log_dir, args);
+  return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 }  // namespace mgpr::test

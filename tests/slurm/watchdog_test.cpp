@@ -8,23 +8,11 @@
 
 namespace {
 
-using mgpr::CommandResult;
 using mgpr::test::contains;
 using mgpr::test::read_file;
 using mgpr::test::scratch;
-using mgpr::test::srun;
+using mgpr::test::timed_srun;
 namespace fs = std::filesystem;
-
-struct TimedResult {
-  CommandResult result;
-  double seconds = 0;
-};
-
-TimedResult timed_srun(const fs::path& logs, const std::vector<std::string>& args) {
-  const auto start = std::chrono::steady_clock::now();
-  auto result = srun(logs, args);
-  return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-}
 
 // Two ranks on two GPUs running `script` with bash, plus `options`.
 std::vector<std::string> two_ranks(std::vector<std::string> options, const std::string& script) {

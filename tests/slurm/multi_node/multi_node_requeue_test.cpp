@@ -20,6 +20,8 @@ namespace {
 
 using mgpr::run_command;
 using mgpr::test::contains;
+using mgpr::test::count;
+using mgpr::test::read_file;
 using namespace mgpr::test::multi_node;
 using Rows = std::vector<std::map<std::string, std::string>>;
 
@@ -28,17 +30,6 @@ std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) 
   return {"use_fake_data=true", "dummy_dataset_count=" + std::to_string(tiles),
           "dummy_dataset_delay=" + std::to_string(delay), "tile_size=64", "batch_size=1", "sharding=dynamic",
           "output_dir=" + out.string()};
-}
-
-std::string text_of(const fs::path& file) {
-  std::error_code missing;
-  return fs::exists(file, missing) ? mgpr::read_text_file(file) : std::string();
-}
-
-std::size_t count(const std::string& text, const std::string& part) {
-  std::size_t found = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
-  return found;
 }
 
 // Polls `done` every 0.2 s for up to `seconds`.
@@ -122,13 +113,13 @@ TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
     }
     return state->finished();
   });
-  ASSERT_TRUE(done) << "stdout:\n" << text_of(layout.stdout_log()) << "\nstderr:\n" << text_of(layout.stderr_log());
-  EXPECT_EQ(state->state, "COMPLETED") << text_of(layout.stderr_log());
+  ASSERT_TRUE(done) << "stdout:\n" << read_file(layout.stdout_log()) << "\nstderr:\n" << read_file(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
   EXPECT_GE(state->restarts, 1) << "the walltime signal never stopped the job";
-  const auto stderr_text = text_of(layout.stderr_log());
+  const auto stderr_text = read_file(layout.stderr_log());
   EXPECT_EQ(count(stderr_text, "stopped before walltime; requeueing job"), static_cast<std::size_t>(state->restarts))
       << stderr_text;
-  EXPECT_TRUE(contains(text_of(layout.stdout_log()), "# resuming: ")) << text_of(layout.stdout_log());
+  EXPECT_TRUE(contains(read_file(layout.stdout_log()), "# resuming: ")) << read_file(layout.stdout_log());
 
   const auto report = run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
   EXPECT_TRUE(contains(report.out, "restarted " + std::to_string(state->restarts) + " time(s)")) << report.out;
@@ -153,9 +144,9 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
 
   // Preempted once every rank has done some batches (a progress line each).
   ASSERT_TRUE(wait_for(60, [&] {
-    const auto text = text_of(layout.stdout_log());
+    const auto text = read_file(layout.stdout_log());
     return count(text, ": batch 10, ") >= 4;
-  })) << text_of(layout.stdout_log()) << text_of(layout.stderr_log());
+  })) << read_file(layout.stdout_log()) << read_file(layout.stderr_log());
   const auto requeue = run_command({"scontrol", "requeue", job_id});
   ASSERT_EQ(requeue.exit_code, 0) << requeue.err;
   ASSERT_TRUE(wait_for(60, [&] {
@@ -167,13 +158,13 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
   ASSERT_TRUE(wait_for(120, [&] {
     state = mgpr::launcher::query_job_state(job_id);
     return state && state->finished();
-  })) << text_of(layout.stderr_log());
-  EXPECT_EQ(state->state, "COMPLETED") << text_of(layout.stderr_log());
+  })) << read_file(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
 
   // The second run did only what the first had not finished.
   const std::regex resumed(R"(# resuming: (\d+) of (\d+) tiles were finished by an earlier run)");
   std::smatch match;
-  const auto stdout_text = text_of(layout.stdout_log());
+  const auto stdout_text = read_file(layout.stdout_log());
   ASSERT_TRUE(std::regex_search(stdout_text, match, resumed)) << stdout_text;
   const int finished_before = std::stoi(match[1]);
   EXPECT_EQ(std::stoi(match[2]), kTiles);

@@ -21,12 +21,7 @@ inline const fs::path kClusterDir{MGPR_MULTI_NODE_CLUSTER_DIR};
 inline const std::vector<std::string> kHosts{"node1", "node2"};
 
 // A fresh folder for one test's files, inside the multi-node cluster's folder.
-inline fs::path scratch(const std::string& name) {
-  const auto dir = kClusterDir / "scratch" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+inline fs::path scratch(const std::string& name) { return mgpr::test::scratch(name, kClusterDir); }
 
 // The job id mgpr-submit prints on its first line.
 inline std::string job_id_of(const CommandResult& submitted) {

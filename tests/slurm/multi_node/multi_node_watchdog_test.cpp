@@ -14,17 +14,10 @@ using mgpr::test::contains;
 using mgpr::test::read_file;
 using namespace mgpr::test::multi_node;
 
-struct TimedRun {
-  mgpr::CommandResult result;
-  double seconds = 0;
-};
-
 // Two hosts by two ranks running `script` with bash.
-TimedRun two_by_two(const fs::path& logs, const std::string& option, const std::string& script) {
-  const auto start = std::chrono::steady_clock::now();
-  auto result = mgpr::test::srun(
+mgpr::test::TimedResult two_by_two(const fs::path& logs, const std::string& option, const std::string& script) {
+  return mgpr::test::timed_srun(
       logs, {"--mgpr", option, "-N2", "--ntasks-per-node=2", "--gpus-per-node=a100:2", "bash", "-c", script});
-  return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 // After a step ends, its slurmstepd and tasks may take a moment to go.
@@ -44,8 +37,7 @@ TEST(MultiNode, ARankOnTheSecondHostThatNeverArrivesEndsTheWholeStep) {
   const auto run = two_by_two(logs, "--mgpr-timeout=5", "[ $RANK = 3 ] || touch \"$MGPR_PROGRESS_FILE\"; sleep 600");
   EXPECT_NE(run.result.exit_code, 0);
   EXPECT_LT(run.seconds, 5 + 8.0);
-  EXPECT_TRUE(contains(run.result.err,
-                       "mgpr: deadlock: step ")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "mgpr: deadlock: step ")) << run.result.err;
   EXPECT_TRUE(contains(run.result.err, "on node2: rank 3 did not reach rendezvous within 5 s; arrived: 0,1,2 (3 of 4)"))
       << run.result.err;
   // Both hosts' tasks were ended, not only the diagnosing host's.
