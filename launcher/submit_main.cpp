@@ -49,9 +49,13 @@ fs::path own_directory() {
   return ec ? fs::path() : exe.parent_path();
 }
 
-// The installed template, else the source tree's (running from a build folder).
+// The template installed beside this binary (PREFIX/bin -> PREFIX/share/mgpr/templates,
+// so a package or a prefix moved elsewhere finds its own), else the configured install
+// folder's, else the source tree's (running from a build folder).
 fs::path default_template() {
-  for (const fs::path& dir : {fs::path(MGPR_INSTALLED_TEMPLATE_DIR), fs::path(MGPR_SOURCE_TEMPLATE_DIR)}) {
+  const auto beside = own_directory().empty() ? fs::path() : own_directory().parent_path() / "share/mgpr/templates";
+  for (const fs::path& dir :
+       {beside, fs::path(MGPR_INSTALLED_TEMPLATE_DIR), fs::path(MGPR_SOURCE_TEMPLATE_DIR)}) {
     if (!dir.empty() && fs::exists(dir / "mgpr.sbatch")) return dir / "mgpr.sbatch";
   }
   throw mgpr::UsageError("the default job template mgpr.sbatch is not installed; pass --template FILE");
