@@ -69,13 +69,17 @@ void start_requeued_now(const std::string& job_id) {
   EXPECT_EQ(update.exit_code, 0) << update.err;
 }
 
+// mgpr-submit on 2 hosts x 2 GPUs with `options`, then the run's keys.
+mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
+  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  return run_command(argv);
+}
+
 Rows uninterrupted(const fs::path& dir, int tiles) {
   const auto out = dir / "uninterrupted";
-  auto argv = std::vector<std::string>{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--wait", "--log-dir",
-                                       (dir / "logs").string()};
-  const auto keys = fake_run(tiles, 0, out);
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  const auto run = run_command(argv);
+  const auto run = submit_two_by_two({"--wait", "--log-dir", (dir / "logs").string()}, fake_run(tiles, 0, out));
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   return mgpr::test::read_csv_rows(out / "fake_tiles.csv");
 }
@@ -90,13 +94,11 @@ TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
   const auto dir = scratch("walltime");
   const auto logs = dir / "logs";
   const auto out = dir / "out";
-  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--time", "00:01:00",
-                                // USR2 50 s before the end: the job is stopped 10 to 40 s in, as
-                                // slurmctld checks time limits every 30 s.
-                                "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()};
-  const auto keys = fake_run(kTiles, 0.5, out);
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  const auto submitted = run_command(argv);
+  // USR2 50 s before the end: the job is stopped 10 to 40 s in, as slurmctld checks
+  // time limits every 30 s.
+  const auto submitted =
+      submit_two_by_two({"--time", "00:01:00", "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()},
+                        fake_run(kTiles, 0.5, out));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const auto job_id = job_id_of(submitted);
   const auto cancel = cancel_at_end(job_id);
@@ -133,10 +135,7 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
   const auto dir = scratch("preempted");
   const auto logs = dir / "logs";
   const auto out = dir / "out";
-  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2", "--log-dir", logs.string()};
-  const auto keys = fake_run(kTiles, 0.5, out);
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  const auto submitted = run_command(argv);
+  const auto submitted = submit_two_by_two({"--log-dir", logs.string()}, fake_run(kTiles, 0.5, out));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const auto job_id = job_id_of(submitted);
   const auto cancel = cancel_at_end(job_id);
