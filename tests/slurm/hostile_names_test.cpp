@@ -62,7 +62,7 @@ TEST(HostileNames, ReachTheJobByteForByte) {
   // Success means both ranks opened every raster with GDAL: the runtime exits 2 on one
   // it cannot open, and that code would come back through --wait.
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  const std::string job_id = result.out.substr(0, result.out.find('\n'));
+  const std::string job_id = mgpr::test::job_id_of(result);
   const mgpr::JobLogLayout layout{logs, job_id};
 
   mgpr::RunConfig received;

@@ -31,7 +31,7 @@ TEST(Requeue, ASecondRunReusesTheLogFolderAndIsReported) {
       run_command({MGPR_SUBMIT, "--gpus", "a100:1", "--wait", "--log-dir", logs.string(), "use_fake_data=true",
                    "dummy_dataset_count=4", "tile_size=64", "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  const std::string job_id = first.out.substr(0, first.out.find('\n'));
+  const std::string job_id = mgpr::test::job_id_of(first);
   const mgpr::JobLogLayout layout{logs, job_id};
   const auto first_summary_time = fs::last_write_time(layout.rank_summary(0));
 
@@ -84,7 +84,7 @@ TEST(Requeue, AWalltimeStopRequeuesEveryTimeAndTheJobFinishesEveryTileOnce) {
                                       "dummy_dataset_count=" + std::to_string(kTiles), "dummy_dataset_delay=0.05",
                                       "tile_size=64", "batch_size=4", "output_dir=" + out.string()});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
-  const std::string job_id = submitted.out.substr(0, submitted.out.find('\n'));
+  const std::string job_id = mgpr::test::job_id_of(submitted);
   const mgpr::JobLogLayout layout{logs, job_id};
   // However the test ends, the job does not stay behind to hold the cluster's GPUs.
   const std::unique_ptr<const std::string, void (*)(const std::string*)> cancel(&job_id, [](const std::string* id) {

@@ -127,7 +127,7 @@ TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
                                    "use_fake_data=true", "dummy_dataset_count=9", "tile_size=64", "sharding=dynamic",
                                    "output_dir=" + (logs / "out").string()});
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  const std::string job_id = result.out.substr(0, result.out.find('\n'));
+  const std::string job_id = mgpr::test::job_id_of(result);
   const mgpr::JobLogLayout layout{logs, job_id};
   EXPECT_TRUE(fs::exists(layout.batch_script()));
   EXPECT_TRUE(fs::exists(layout.resolved_config()));

@@ -22,6 +22,11 @@ inline std::filesystem::path scratch(const std::string& name,
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The job id mgpr-submit prints as the first line of its standard output.
+inline std::string job_id_of(const CommandResult& submitted) {
+  return submitted.out.substr(0, submitted.out.find('\n'));
+}
+
 // How many times `part` occurs in `text` (banners, requeue lines in a job's logs).
 inline std::size_t count(const std::string& text, const std::string& part) {
   std::size_t found = 0;

@@ -13,10 +13,9 @@ using namespace mgpr::test::cli;  // NOLINT: the suite's fixture and helpers
 TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs (CI runs as root)";
   const auto image = write_image("objects.tif", 512, 512);
-  const auto detector = path("detector.pt");
-  const auto segmenter = path("segmenter.pt");
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", detector.string()}).exit_code, 0);
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "segmenter", segmenter.string()}).exit_code, 0);
+  const auto detector = test_model("detector", "detector.pt");
+  const auto segmenter = test_model("segmenter", "segmenter.pt");
+  ASSERT_FALSE(HasFailure());
   struct Writer {
     std::string name;
     std::vector<std::string> arguments;
@@ -62,11 +61,10 @@ TEST_F(MgprCli, AFullDiskWhileWritingIsNamedAndLeavesNoCompleteLookingOutput) {
 TEST_F(MgprCli, AFullDiskAtTheCogOrQuicklookKeepsTheOutputsWrittenBefore) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs (CI runs as root)";
   const auto image = write_image("last.tif", 512, 512);
-  const auto detector = path("detector.pt");
-  const auto segmenter = path("half-segmenter.pt");
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", detector.string()}).exit_code, 0);
+  const auto detector = test_model("detector", "detector.pt");
   // Half the random pixels are class 1: a COG deflate cannot shrink below 8 KiB.
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "segmenter", segmenter.string(), "--threshold", "0.5"}).exit_code, 0);
+  const auto segmenter = test_model("segmenter", "half-segmenter.pt", {"--threshold", "0.5"});
+  ASSERT_FALSE(HasFailure());
   struct LastWriter {
     std::string name;
     std::vector<std::string> arguments;
@@ -133,8 +131,8 @@ TEST_F(MgprCli, AFullDiskAtTheCogOrQuicklookKeepsTheOutputsWrittenBefore) {
 // a tile wins.
 TEST_F(MgprCli, TwoRunsOnOneOutputFolderAtOnceGiveTheOutputsOfOne) {
   const auto image = write_image("twice.tif", 128, 128);
-  const auto model = path("slow-detector.pt");
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model.string(), "--slow", "100"}).exit_code, 0);
+  const auto model = test_model("detector", "slow-detector.pt", {"--slow", "100"});
+  ASSERT_FALSE(HasFailure());
   const auto run_in = [&](const fs::path& out) {
     return std::vector<std::string>{
         MGPR_BINARY,    image.string(), "model=" + model.string(), "task=detect",

@@ -45,6 +45,17 @@ class MgprCli : public testing::Test {
 
   static fs::path path(const std::string& name) { return dir_ / name; }
 
+  // A known-answer model saved by mgpr-test-model (`kind` and its `options`) as `name`.
+  static fs::path test_model(const std::string& kind, const std::string& name,
+                             const std::vector<std::string>& options = {}) {
+    const auto file = path(name);
+    std::vector<std::string> argv{MGPR_TEST_MODEL, kind, file.string()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    const auto made = run_command(argv);
+    EXPECT_EQ(made.exit_code, 0) << "mgpr-test-model " << kind << ": " << made.err;
+    return file;
+  }
+
   // A 3-band Byte GeoTIFF with seeded random pixels, georeferenced in EPSG:32633.
   static fs::path write_image(const std::string& name, int width, int height) {
     const auto file = path(name);

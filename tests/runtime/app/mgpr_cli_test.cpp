@@ -86,8 +86,8 @@ TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
 // cut in the left tiles. One rank and two give the same file.
 TEST_F(MgprCli, ACutObjectBesideALargerOneOfItsTileIsKeptOnOneAndTwoRanks) {
   const auto image = write_image("pairs.tif", 2048, 2048);
-  const auto model = path("fixed-boxes.pt");
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "fixed-boxes", model.string()}).exit_code, 0);
+  const auto model = test_model("fixed-boxes", "fixed-boxes.pt");
+  ASSERT_FALSE(HasFailure());
   std::vector<std::string> csv_by_ranks;
   for (const int ranks : {1, 2}) {
     const auto out = path("pairs-out-" + std::to_string(ranks));
@@ -110,8 +110,8 @@ TEST_F(MgprCli, ACutObjectBesideALargerOneOfItsTileIsKeptOnOneAndTwoRanks) {
 // goes when its IoU with a higher-ranked one reaches 0.5 (the column 2 larger boxes).
 TEST_F(MgprCli, CutObjectsOnOverlappingTilesFollowTheDocumentedMergeOnOneAndTwoRanks) {
   const auto image = write_image("overlapping.tif", 2048, 2048);
-  const auto model = path("fixed-boxes.pt");
-  ASSERT_EQ(run_command({MGPR_TEST_MODEL, "fixed-boxes", model.string()}).exit_code, 0);
+  const auto model = test_model("fixed-boxes", "fixed-boxes.pt");
+  ASSERT_FALSE(HasFailure());
   const std::vector<std::string> expected{
       "500,100,1000,400",    "1396,100,1896,400",   "800,150,1024,350",   "1696,150,1920,350",
       "1824,150,2048,350",   "500,996,1000,1296",   "1396,996,1896,1296", "1824,1046,2048,1246",

@@ -17,16 +17,13 @@ namespace mgpr::test::multi_node {
 
 namespace fs = std::filesystem;
 
+using mgpr::test::job_id_of;
+
 inline const fs::path kClusterDir{MGPR_MULTI_NODE_CLUSTER_DIR};
 inline const std::vector<std::string> kHosts{"node1", "node2"};
 
 // A fresh folder for one test's files, inside the multi-node cluster's folder.
 inline fs::path scratch(const std::string& name) { return mgpr::test::scratch(name, kClusterDir); }
-
-// The job id mgpr-submit prints on its first line.
-inline std::string job_id_of(const CommandResult& submitted) {
-  return submitted.out.substr(0, submitted.out.find('\n'));
-}
 
 inline std::vector<RankSummary> rank_summaries(const fs::path& logs, const std::string& job_id, int world_size) {
   const JobLogLayout layout{logs, job_id};
