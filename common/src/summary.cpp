@@ -21,6 +21,13 @@ RankStatus status_from_string(std::string_view text, std::string_view source) {
   throw UsageError(fmt::format("{}: unknown rank status '{}'", source, text));
 }
 
+// [[t_s, tiles, data_wait_s], ...]: a few hundred points stay a few kilobytes.
+json timeline_json(const std::vector<TimelinePoint>& points) {
+  auto list = json::array();
+  for (const auto& p : points) list.push_back(json::array({p.t_s, p.tiles, p.data_wait_s}));
+  return list;
+}
+
 }  // namespace
 
 std::string_view to_string(RankStatus status) {
@@ -65,6 +72,9 @@ std::string to_json_text(const RankSummary& s) {
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
+      {"started_unix_s", s.started_unix_s},
+      {"timeline", timeline_json(s.timeline)},
+      {"outputs", s.outputs},
   };
   return document.dump(2) + "\n";
 }
@@ -93,6 +103,21 @@ T whole(const json& document, const char* key, std::string_view source) {
 template <class T>
 T whole_or(const json& document, const char* key, T fallback, std::string_view source) {
   return document.contains(key) ? whole<T>(document, key, source) : fallback;
+}
+
+std::vector<TimelinePoint> timeline_from_json(const json& document, std::string_view source) {
+  std::vector<TimelinePoint> points;
+  if (!document.contains("timeline")) return points;
+  for (const auto& item : document.at("timeline")) {
+    if (!item.is_array() || item.size() != 3) {
+      throw UsageError(fmt::format("{}: not a valid summary: a 'timeline' point must be [seconds, tiles, "
+                                   "seconds waited], got {}",
+                                   source, quote_short(item.dump())));
+    }
+    const json point{{"tiles", item[1]}};
+    points.push_back({item[0].get<double>(), whole<std::int64_t>(point, "tiles", source), item[2].get<double>()});
+  }
+  return points;
 }
 
 }  // namespace
@@ -143,6 +168,9 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.status = status_from_string(document.at("status").get<std::string>(), source);
     s.error = document.at("error").get<std::string>();
     s.warnings = document.at("warnings").get<std::vector<std::string>>();
+    s.started_unix_s = document.value("started_unix_s", 0.0);
+    s.timeline = timeline_from_json(document, source);
+    s.outputs = document.value("outputs", std::vector<std::string>());
     return s;
   } catch (const json::exception& error) {
     throw UsageError(fmt::format("{}: not a valid summary: {}", source, error.what()));
@@ -159,6 +187,28 @@ JobTotals total(std::span<const RankSummary> ranks) {
     totals.warnings += rank.warnings.size();
   }
   return totals;
+}
+
+TimelineRecorder::TimelineRecorder(std::vector<TimelinePoint>& into, double spacing_s, std::size_t capacity)
+    : points_(into), spacing_s_(spacing_s), capacity_(std::max<std::size_t>(capacity, 2)) {}
+
+void TimelineRecorder::record(const TimelinePoint& point) {
+  if (!points_.empty() && point.t_s - points_.back().t_s < spacing_s_) return;
+  close(point);
+}
+
+void TimelineRecorder::close(const TimelinePoint& point) {
+  if (!points_.empty() && point.t_s <= points_.back().t_s) {
+    points_.back() = point;
+    return;
+  }
+  if (points_.size() >= capacity_) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < points_.size(); i += 2) points_[kept++] = points_[i];
+    points_.resize(kept);
+    spacing_s_ *= 2;
+  }
+  points_.push_back(point);
 }
 
 }  // namespace mgpr

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "app/rank_summary.hpp"
@@ -35,6 +36,9 @@ namespace mgpr::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The store's counter of tiles every rank has done, for rank 0's progress line.
+constexpr const char* kRunProgressKey = "mgpr/tiles-done";
 
 // Slurm's CPUs per task when set; otherwise the CPUs this process may run on, shared
 // between the ranks of this machine so local ranks do not oversubscribe it.
@@ -147,25 +151,42 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
                                           : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
   ReaderPool readers(*run.source, config.workers, stoppable(std::move(feed)),
                      static_cast<std::size_t>(2 * config.batch_size + config.workers));
-  ProgressPrinter printer(ranks.rank, static_cast<std::int64_t>(todo.size()) / ranks.world_size, config.log_interval,
+  const auto run_tiles = static_cast<std::int64_t>(todo.size());
+  ProgressPrinter printer(ranks.rank, run_tiles / ranks.world_size, run_tiles, config.log_interval,
                           ::isatty(STDERR_FILENO) != 0);
   auto heartbeat = Heartbeat::from_environment();
-  const auto stats =
-      run_pipeline(readers, *run.model, run.device, *run.output, {config.batch_size, [&](const PipelineStats& running) {
-                                                                    printer.update(running);
-                                                                    heartbeat.progress();
-                                                                  }});
+  TimelineRecorder timeline(summary.timeline);
+  summary.started_unix_s = unix_now();
+  timeline.record({0, 0, 0});
+  // Every rank adds its tiles to one counter on the store, so rank 0's line shows the
+  // whole run's progress (one round trip per batch).
+  std::int64_t counted = 0;
+  std::int64_t run_done = 0;
+  const auto on_batch = [&](const PipelineStats& running) {
+    run_done = communicator.add(kRunProgressKey, running.tiles - counted);
+    counted = running.tiles;
+    printer.update(running, run_done);
+    timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
+    heartbeat.progress();
+  };
+  const auto stats = run_pipeline(readers, *run.model, run.device, *run.output, {config.batch_size, on_batch});
+  timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
   heartbeat.finished();  // from here it waits for its peers, and rank 0 then writes
 
+  const auto done_before = done.size();
   for (const auto& text : communicator.all_gather(encode_results(run.output->new_results()))) {
     decode_results(text, done);
   }
+  printer.run_finished(static_cast<std::int64_t>(done.size() - done_before));
   const bool complete = done.size() == all_tiles;
   if (complete && ranks.rank == 0) {
     try {
-      for (const auto& file : run.output->write_outputs(done)) fmt::print("# wrote {}\n", file.string());
+      for (const auto& file : run.output->write_outputs(done)) {
+        fmt::print("# wrote {}\n", file.string());
+        summary.outputs.push_back(std::filesystem::absolute(file).string());
+      }
     } catch (const StoppedOnRequest& stopped) {
       // Every tile is journaled; the files already written are complete, and a rerun
       // writes them all again from the journal.
@@ -230,6 +251,7 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
     summary.status = RankStatus::kFailed;
     summary.error = failure.what();
     summary.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+    mark_end_of_timeline(summary);
     write_rank_summary(summary);
     throw;
   }

@@ -1,5 +1,7 @@
 #include "app/rank_summary.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -56,6 +58,17 @@ void fill_from_stats(RankSummary& summary, const PipelineStats& stats) {
   summary.memory_device_peak_bytes = stats.memory_device_peak_bytes;
   // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
   summary.elapsed_s = stats.elapsed_s;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void mark_end_of_timeline(RankSummary& summary) {
+  if (summary.started_unix_s <= 0 || summary.timeline.empty()) return;
+  auto last = summary.timeline.back();
+  last.t_s = std::max(last.t_s, unix_now() - summary.started_unix_s);
+  TimelineRecorder(summary.timeline).close(last);
 }
 
 void write_rank_summary(const RankSummary& summary) {

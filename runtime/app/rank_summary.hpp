@@ -13,6 +13,11 @@ namespace mgpr::runtime {
 // Who ran (job, step, rank, host, device); the figures come later.
 RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& device);
 void fill_from_stats(RankSummary& summary, const PipelineStats& stats);
+// Seconds since the epoch, this host's clock: RankSummary::started_unix_s.
+double unix_now();
+// A rank that failed inside its tile loop: its timeline ends where it failed, with the
+// last figures it had, so the report draws the failure at the moment it happened.
+void mark_end_of_timeline(RankSummary& summary);
 // Into the job's log folder; a plain local run (no Slurm job, no MGPR_LOG_DIR) keeps none.
 void write_rank_summary(const RankSummary& summary);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "mgpr/error.hpp"
 
 namespace {
@@ -32,6 +34,9 @@ mgpr::RankSummary sample(int rank, std::int64_t tiles, double elapsed) {
   s.read_s = elapsed / 3;
   s.data_wait_s = 0.25;
   s.warnings = {"slow reader"};
+  s.started_unix_s = 1795000000.25;
+  s.timeline = {{0.0, 0, 0.0}, {1.5, 8, 0.25}, {elapsed, tiles, 0.25}};
+  s.outputs = {"/data/out/scene_boxes.gpkg"};
   return s;
 }
 
@@ -117,3 +122,57 @@ TEST(Summary, Totals) {
 }
 
 }  // namespace
+
+// Summaries written before the timeline was recorded read with an empty one.
+TEST(Summary, OlderSummariesWithoutTheTimelineStillRead) {
+  auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
+  for (const char* key : {"started_unix_s", "timeline", "outputs"}) document.erase(key);
+  const auto read = mgpr::rank_summary_from_json(document.dump(), "x");
+  EXPECT_EQ(read.started_unix_s, 0);
+  EXPECT_TRUE(read.timeline.empty());
+  EXPECT_TRUE(read.outputs.empty());
+  EXPECT_EQ(read.tiles, 8);
+}
+
+TEST(Summary, AMalformedTimelinePointIsRefusedNamingTheFile) {
+  auto message = [](const std::string& point) {
+    auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
+    document["timeline"] = nlohmann::json::array({nlohmann::json::parse(point)});
+    try {
+      mgpr::rank_summary_from_json(document.dump(), "rank-00000.json");
+    } catch (const mgpr::UsageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("[1, 2]").find("rank-00000.json: not a valid summary: a 'timeline' point must be"),
+            std::string::npos);
+  EXPECT_NE(message("[1, 2.5, 0]").find("'tiles' must be a whole number"), std::string::npos);
+  EXPECT_NE(message("[\"soon\", 2, 0]").find("rank-00000.json: not a valid summary"), std::string::npos);
+  EXPECT_EQ(message("[1, 2, 0]"), "accepted");
+}
+
+TEST(TimelineRecorder, KeepsAPointPerSpacingAndEndsOnTheLastOne) {
+  std::vector<mgpr::TimelinePoint> points;
+  mgpr::TimelineRecorder recorder(points, 1.0, 100);
+  for (int i = 0; i <= 40; ++i) recorder.record({i * 0.25, i, 0});
+  ASSERT_EQ(points.size(), 11U);  // 0, 1, ..., 10 s
+  EXPECT_EQ(points[4], (mgpr::TimelinePoint{4.0, 16, 0}));
+  recorder.close({10.1, 41, 0.5});
+  EXPECT_EQ(points.back(), (mgpr::TimelinePoint{10.1, 41, 0.5}));
+  recorder.close({10.1, 42, 0.5});  // the same moment again: the newer figures replace it
+  EXPECT_EQ(points.size(), 12U);
+  EXPECT_EQ(points.back().tiles, 42);
+}
+
+// A long run keeps a bounded, evenly spread sample of its whole length.
+TEST(TimelineRecorder, ALongRunThinsToTheCapacityAndStillCoversItsStart) {
+  std::vector<mgpr::TimelinePoint> points;
+  mgpr::TimelineRecorder recorder(points, 1.0, 16);
+  for (int second = 0; second <= 1000; ++second) recorder.record({static_cast<double>(second), second, 0});
+  EXPECT_LE(points.size(), 16U);
+  EXPECT_GE(points.size(), 8U);
+  EXPECT_EQ(points.front().t_s, 0);
+  EXPECT_GE(points.back().t_s, 1000 - 128);
+  for (std::size_t i = 1; i < points.size(); ++i) EXPECT_GT(points[i].t_s, points[i - 1].t_s);
+}

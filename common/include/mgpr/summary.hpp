@@ -15,6 +15,15 @@ inline constexpr int kSummarySchema = 1;
 enum class RankStatus { kOk, kFailed, kInterrupted };
 std::string_view to_string(RankStatus status);
 
+// One moment of a rank's tile loop, for the job report's timeline: seconds since the
+// loop began, and the tiles done and the seconds spent waiting for data by then.
+struct TimelinePoint {
+  double t_s = 0;
+  std::int64_t tiles = 0;
+  double data_wait_s = 0;
+  bool operator==(const TimelinePoint&) const = default;
+};
+
 struct RankSummary {
   std::string job_id;
   std::string step_id;
@@ -46,6 +55,11 @@ struct RankSummary {
   RankStatus status = RankStatus::kOk;
   std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;
+  // When the tile loop began (seconds since the epoch, this host's clock): puts ranks of
+  // different hosts on one time axis. 0 when the rank never reached it.
+  double started_unix_s = 0;
+  std::vector<TimelinePoint> timeline;  // bounded (TimelineRecorder), oldest first
+  std::vector<std::string> outputs;     // the files this rank wrote (rank 0), absolute
 
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
   [[nodiscard]] double busy_percent() const { return elapsed_s > 0 ? 100.0 * model_s / elapsed_s : 0; }
@@ -67,5 +81,21 @@ struct JobTotals {
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
 };
 JobTotals total(std::span<const RankSummary> ranks);
+
+// Samples a rank's progress into a timeline of bounded length: a point at most every
+// `spacing`, and when `capacity` is reached every other point is dropped and the spacing
+// doubled, so a run of minutes or of days keeps an even sampling of its whole length.
+class TimelineRecorder {
+ public:
+  explicit TimelineRecorder(std::vector<TimelinePoint>& into, double spacing_s = 0.5, std::size_t capacity = 256);
+  void record(const TimelinePoint& point);
+  // Records `point` whatever the spacing: where the loop ended.
+  void close(const TimelinePoint& point);
+
+ private:
+  std::vector<TimelinePoint>& points_;
+  double spacing_s_;
+  std::size_t capacity_;
+};
 
 }  // namespace mgpr
