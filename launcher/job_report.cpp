@@ -29,6 +29,17 @@ std::vector<std::string> last_lines(const fs::path& file, std::size_t count) {
   return {lines.begin(), lines.end()};
 }
 
+// A file of the job's that may be missing (a job that never started has no config).
+std::string read_if_present(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return "";
+  try {
+    return read_text_file(file);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 std::string memory(std::int64_t bytes) {
   if (bytes <= 0) return "-";
   return fmt::format("{:.1f}G", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -36,8 +47,8 @@ std::string memory(std::int64_t bytes) {
 
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}s", s) : "-"; }
 
-// NODESxGPUS from the summaries: one rank per GPU, so the busiest host's rank count is
-// the GPUs per node. "-" before any rank has written one.
+}  // namespace
+
 std::string geometry(const std::vector<RankSummary>& ranks) {
   if (ranks.empty()) return "-";
   std::map<std::string, int> per_host;
@@ -53,8 +64,6 @@ std::string restarts_note(const JobReport& job) {
   if (!job.slurm || job.slurm->restarts == 0) return "";
   return fmt::format("; restarted {} time(s): summaries are the last run's", job.slurm->restarts);
 }
-
-}  // namespace
 
 std::string JobReport::verdict() const {
   const bool ended = slurm && slurm->finished();
@@ -85,6 +94,9 @@ JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm) {
   }
   report.diagnoses = last_lines(layout.diagnoses(), 50);
   report.stderr_tail = last_lines(layout.stderr_log(), kStderrTailLines);
+  report.log_dir = layout.job_dir().string();
+  report.batch_script = read_if_present(layout.batch_script());
+  report.config_text = read_if_present(layout.resolved_config());
   return report;
 }
 

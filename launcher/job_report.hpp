@@ -17,7 +17,10 @@ struct JobReport {
   std::vector<std::string> problems;   // unreadable summaries, with the file named
   std::vector<std::string> diagnoses;  // the plugin's findings
   std::vector<std::string> stderr_tail;
-  bool has_logs = false;  // any file of the job exists
+  std::string batch_script;  // job.sbatch as submitted, empty when absent
+  std::string config_text;   // config.toml, the resolved run configuration
+  std::string log_dir;       // the job's log folder
+  bool has_logs = false;     // any file of the job exists
 
   // A plain-words account: never started, still running, died without a summary, ...
   [[nodiscard]] std::string verdict() const;
@@ -27,5 +30,10 @@ JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm);
 std::string job_table(const std::vector<JobReport>& jobs);
 std::string rank_table(const JobReport& job);
 std::string to_json_text(const std::vector<JobReport>& jobs);
+// NODESxGPUS from the summaries ("2x4"): one rank per GPU, so the busiest host's rank
+// count is the GPUs per node; "-" before any rank has written one.
+std::string geometry(const std::vector<RankSummary>& ranks);
+// "; restarted N time(s): summaries are the last run's", or "" for a job never requeued.
+std::string restarts_note(const JobReport& job);
 
 }  // namespace mgpr::launcher
