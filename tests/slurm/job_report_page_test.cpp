@@ -121,4 +121,18 @@ TEST(JobReportPage, ARealJobsPageRendersInHeadlessChromium) {
   }
 }
 
+TEST(JobReportPage, WhatCannotBeWrittenIsRefusedByName) {
+  const auto logs = scratch("report-refusals");
+  const auto none = run_command({MGPR_LOGS, "--log-dir", logs.string(), "--html"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.err, "--html needs the job id(s)")) << none.err;
+  const auto two = run_command({MGPR_LOGS, "--log-dir", logs.string(), "--html", "-o", "x.html", "1", "2"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_TRUE(contains(two.err, "--output names the page of one job")) << two.err;
+  const auto unknown = run_command({MGPR_LOGS, "--log-dir", logs.string(), "--no-slurm", "--html", "987654"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown.err, "job 987654: no logs under")) << unknown.err;
+  EXPECT_TRUE(fs::is_empty(logs)) << "nothing written for a job that has no logs";
+}
+
 }  // namespace
