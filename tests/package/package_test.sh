@@ -36,7 +36,11 @@ debs=("$work"/debs/*.deb)
 [ ${#debs[@]} = 3 ] || fail "expected 3 packages, got: ${debs[*]}"
 
 echo "== lintian"
-lintian --allow-root --fail-on error "${debs[@]}" || fail "lintian reports errors"
+lintian --allow-root --fail-on error "${debs[@]}" >"$work/lintian.log" 2>&1 || fail "lintian reports errors"
+cat "$work/lintian.log"
+if command -v help2man >/dev/null; then
+  grep -q "no-manual-page" "$work/lintian.log" && fail "a program without a manual page"
+fi
 
 echo "== dependencies and the plugin's Slurm series"
 for deb in "${debs[@]}"; do echo "$(dpkg-deb -f "$deb" Package): $(dpkg-deb -f "$deb" Depends)"; done
@@ -63,6 +67,10 @@ grep -q "^#optional $plugin " "$snippet" || fail "$snippet lacks the commented p
 grep -q "^[^#]*mgpr.so" "$snippet" && fail "$snippet enables the plugin before the administrator does"
 for program in /usr/bin/mgpr /usr/bin/mgpr-test-image /usr/bin/mgpr-submit /usr/bin/mgpr-logs; do
   [ -x "$program" ] || fail "$program not installed"
+  if command -v help2man >/dev/null; then
+    page=/usr/share/man/man1/$(basename "$program").1.gz
+    zgrep -q "^\.SH EXAMPLES" "$page" || fail "$page missing or without its EXAMPLES section"
+  fi
 done
 
 echo "== the demo's first job with the installed programs and plugin"
