@@ -47,6 +47,7 @@ th { background: #f9fafb; font-weight: 600; } td.n { text-align: right; font-var
 table.kv th { background: none; color: #4b5563; font-weight: 500; }
 pre { background: #f9fafb; border: 1px solid #e5e7eb; padding: 8px 10px; overflow-x: auto; font-size: 12.5px; }
 .status-ok { color: #166534; } .status-failed { color: #991b1b; font-weight: 600; } .status-interrupted { color: #92400e; }
+svg.timeline, svg.throughput { max-width: 100%; height: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: #374151; } svg text.tick { fill: #6b7280; font-size: 11px; }
 svg text.note { fill: #9ca3af; font-style: italic; }
 .legend span { display: inline-block; margin-right: 18px; } .key { display: inline-block; width: 14px; height: 10px; margin-right: 5px; vertical-align: middle; }

@@ -94,7 +94,7 @@ JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm) {
   }
   report.diagnoses = last_lines(layout.diagnoses(), 50);
   report.stderr_tail = last_lines(layout.stderr_log(), kStderrTailLines);
-  report.log_dir = layout.job_dir().string();
+  report.log_dir = fs::absolute(layout.job_dir(), ec).string();
   report.batch_script = read_if_present(layout.batch_script());
   report.config_text = read_if_present(layout.resolved_config());
   return report;
