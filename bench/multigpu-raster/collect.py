@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Reads one run's figures, and summarises a results file, for bench/run-vs-multigpu-raster.
+
+  collect.py mgpr LOG_DIR        # mgpr's rank summary and stdout -> "tiles own_s loop_s steady"
+  collect.py python STDOUT       # predict.py's RESULT line      -> "tiles own_s loop_s steady"
+  collect.py summary RESULTS     # medians per model, tile and comparison, and the ratios
+
+Plain Python 3, no packages.
+"""
+import json
+import math
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def mgpr_run(folder: Path) -> str:
+    """own_s: mgpr's "Prediction completed in" (the run from its start: model load and
+    check, tile loop, outputs); loop_s: the rank's tile loop; steady: tiles after the
+    first batch over the time from its end to the loop's (timeline points)."""
+    ranks = sorted((folder / "ranks").glob("rank-*.json"))
+    if len(ranks) != 1:
+        raise SystemExit(f"collect.py: {folder}/ranks holds {len(ranks)} rank summaries, expected 1")
+    rank = json.loads(ranks[0].read_text())
+    if rank["status"] != "ok":
+        raise SystemExit(f"collect.py: mgpr's rank says {rank['status']}: {rank['error']}")
+    found = re.search(r"Prediction completed in ([0-9.]+) seconds", (folder / "stdout").read_text())
+    own = float(found.group(1)) if found else math.nan
+    points = [p for p in rank.get("timeline", []) if p[1] > 0]
+    steady = math.nan
+    if points and points[-1][1] > points[0][1] and points[-1][0] > points[0][0]:
+        steady = (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0])
+    return f"{rank['tiles']} {own:.3f} {rank['elapsed_s']:.3f} {steady:.4f}"
+
+
+def python_run(stdout: Path) -> str:
+    """own_s = loop_s: trainer.predict; steady from predict.py's batch-end times."""
+    lines = [line for line in stdout.read_text().splitlines() if line.startswith("RESULT ")]
+    if not lines:
+        raise SystemExit(f"collect.py: no RESULT line in {stdout}")
+    fields = dict(item.split("=", 1) for item in lines[-1].split()[1:])
+    seconds = float(fields["seconds"])
+    return f"{fields['tiles']} {seconds:.3f} {seconds:.3f} {float(fields['steady_tiles_per_s']):.4f}"
+
+
+COMPARISONS = (  # (row name, mgpr's precision, predict.py's precision)
+    ("default", "fp32", "bf16-mixed"),
+    ("fp32", "fp32", "32-true"),
+    ("bf16", "bf16", "bf16-mixed"),
+)
+
+
+def median(values):
+    values = [v for v in values if not math.isnan(v)]
+    return statistics.median(values) if values else math.nan
+
+
+def fmt(value: float, width: int, digits: int) -> str:
+    return f"{'n/a':>{width}}" if math.isnan(value) else f"{value:>{width}.{digits}f}"
+
+
+def summary(results: Path) -> None:
+    """RESULTS: lines "model tile tool precision pair wall_s tiles own_s loop_s steady"."""
+    runs = defaultdict(list)
+    order = []
+    for line in results.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        model, tile, tool, precision, _pair, wall, tiles, own, loop, steady = line.split()
+        key = (model, int(tile))
+        if key not in order:
+            order.append(key)
+        tiles = int(tiles)
+        runs[key + (tool, precision)].append(
+            {"wall": tiles / float(wall), "own": tiles / float(own), "steady": float(steady), "tiles": tiles})
+
+    def rate(key, what):
+        return median([run[what] for run in runs.get(key, [])])
+
+    def ratio(a, b):
+        return a / b if a > 0 and b > 0 else math.nan
+
+    header = (f"{'model':<11}{'tile':>5}  {'compare':<30}{'tiles':>6}  {'mgpr':>8}{'mgr':>8}{'ratio':>7}  "
+              f"{'mgpr':>8}{'mgr':>8}{'ratio':>7}  {'mgpr':>8}{'mgr':>8}{'ratio':>7}")
+    print("tiles/s, median of the pairs; mgr = multigpu_raster (bench/multigpu-raster/predict.py)")
+    print(f"{'':<56}{'process wall':-^23}  {'own span':-^23}  {'first batch excluded':-^23}")
+    print(header)
+    for model, tile in order:
+        for name, ours, theirs in COMPARISONS:
+            a, b = runs.get((model, tile, "mgpr", ours)), runs.get((model, tile, "multigpu_raster", theirs))
+            if not a or not b:
+                continue
+            label = f"{name} ({ours} vs {theirs})"
+            cells = []
+            for what in ("wall", "own", "steady"):
+                x, y = rate((model, tile, "mgpr", ours), what), rate((model, tile, "multigpu_raster", theirs), what)
+                cells.append(f"{fmt(x, 8, 3)}{fmt(y, 8, 3)}{fmt(ratio(x, y), 7, 2)}")
+            print(f"{model:<11}{tile:>5}  {label:<30}{a[0]['tiles']:>6}  " + "  ".join(cells))
+
+
+def main() -> int:
+    if len(sys.argv) != 3 or sys.argv[1] not in ("mgpr", "python", "summary"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    what, path = sys.argv[1], Path(sys.argv[2])
+    if what == "summary":
+        summary(path)
+    else:
+        print(mgpr_run(path) if what == "mgpr" else python_run(path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
