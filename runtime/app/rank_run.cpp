@@ -159,12 +159,16 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
   summary.started_unix_s = unix_now();
   timeline.record({0, 0, 0});
   // Every rank adds its tiles to one counter on the store, so rank 0's line shows the
-  // whole run's progress (one round trip per batch).
+  // whole run's progress: at most twice a second, not per batch (a GPU does dozens).
   std::int64_t counted = 0;
   std::int64_t run_done = 0;
+  auto last_count = Clock::time_point{};
   const auto on_batch = [&](const PipelineStats& running) {
-    run_done = communicator.add(kRunProgressKey, running.tiles - counted);
-    counted = running.tiles;
+    if (const auto now = Clock::now(); now - last_count >= std::chrono::milliseconds(500)) {
+      run_done = communicator.add(kRunProgressKey, running.tiles - counted);
+      counted = running.tiles;
+      last_count = now;
+    }
     printer.update(running, run_done);
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
