@@ -85,8 +85,7 @@ namespace {
 // range: nlohmann's get<int>() of 1e82 converts out of range, which is undefined
 // behaviour (found by fuzzing, docs/reliability.md).
 template <class T>
-T whole(const json& document, const char* key, std::string_view source) {
-  const auto& value = document.at(key);
+T whole_value(const json& value, std::string_view key, std::string_view source) {
   const bool fits = value.is_number_unsigned()
                         ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
                         : value.is_number_integer() && value.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
@@ -98,6 +97,11 @@ T whole(const json& document, const char* key, std::string_view source) {
   }
   return value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>())
                                     : static_cast<T>(value.get<std::int64_t>());
+}
+
+template <class T>
+T whole(const json& document, const char* key, std::string_view source) {
+  return whole_value<T>(document.at(key), key, source);
 }
 
 template <class T>
@@ -114,8 +118,7 @@ std::vector<TimelinePoint> timeline_from_json(const json& document, std::string_
                                    "seconds waited], got {}",
                                    source, quote_short(item.dump())));
     }
-    const json point{{"tiles", item[1]}};
-    points.push_back({item[0].get<double>(), whole<std::int64_t>(point, "tiles", source), item[2].get<double>()});
+    points.push_back({item[0].get<double>(), whole_value<std::int64_t>(item[1], "tiles", source), item[2].get<double>()});
   }
   return points;
 }

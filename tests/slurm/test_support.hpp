@@ -3,10 +3,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mgpr/process.hpp"
+#include "support/text_search.hpp"
 
 namespace mgpr::test {
 
@@ -20,18 +23,9 @@ inline std::filesystem::path scratch(const std::string& name,
   return dir;
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // The job id mgpr-submit prints as the first line of its standard output.
 inline std::string job_id_of(const CommandResult& submitted) {
   return submitted.out.substr(0, submitted.out.find('\n'));
-}
-
-// How many times `part` occurs in `text` (banners, requeue lines in a job's logs).
-inline std::size_t count(const std::string& text, const std::string& part) {
-  std::size_t found = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
-  return found;
 }
 
 // A log that is not there yet reads as empty.
@@ -58,6 +52,17 @@ inline TimedResult timed_srun(const std::filesystem::path& log_dir, const std::v
   const auto start = std::chrono::steady_clock::now();
   auto result = srun(log_dir, args);
   return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// Polls `done` every 0.2 s for up to `seconds`: what a step leaves behind (its
+// slurmstepd, the plugin's tidying at step exit) may go a moment after srun returned.
+inline bool eventually(double seconds, const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return true;
 }
 
 }  // namespace mgpr::test

@@ -11,19 +11,15 @@
 
 #include "report_charts.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpr::launcher;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::size_t count(const std::string& text, const std::string& part) {
-  std::size_t found = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++found;
-  return found;
-}
+using mgpr::test::contains;
+using mgpr::test::count;
 
 // A rank that did a tile a second for `seconds`, starting `late` seconds after 1e9.
 mgpr::RankSummary rank(int number, int seconds, double late = 0) {

@@ -13,13 +13,14 @@
 #include "mgpr/log_layout.hpp"
 #include "mgpr/summary.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpr::launcher;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 JobState slurm_state(std::string state, int exit_code = 0, int restarts = 0) {
   JobState out;

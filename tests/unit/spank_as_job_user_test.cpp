@@ -11,6 +11,7 @@
 #include "support/error_of.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/job_users.hpp"
+#include "support/text_search.hpp"
 
 namespace {
 
@@ -19,7 +20,7 @@ using mgpr::test::nobody;
 using mgpr::test::this_process_user;
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file);

@@ -18,6 +18,7 @@
 #include "support/temp_dir.hpp"
 #include "task_environment.hpp"
 #include "unit/job_users.hpp"
+#include "support/text_search.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ using mgpr::job_log_dir;
 using mgpr::split_list;
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 TEST(SpankSteps, OnlyRealStepsAreRanks) {
   EXPECT_TRUE(is_rank_step(0));

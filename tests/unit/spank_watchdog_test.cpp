@@ -14,6 +14,7 @@
 #include "support/temp_dir.hpp"
 #include "unit/job_users.hpp"
 #include "watchdog_rules.hpp"
+#include "support/text_search.hpp"
 
 namespace {
 
@@ -22,7 +23,7 @@ using mgpr::progress_dir;
 using mgpr::progress_file;
 using mgpr::rank_of_progress_file;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 // Two ranks on this node, 30 s rendezvous timeout, 60 s into the step.
 WatchFacts two_ranks(bool rank0_arrived, bool rank1_arrived) {

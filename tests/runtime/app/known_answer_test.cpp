@@ -17,6 +17,7 @@
 #include "mgpr/process.hpp"
 #include "support/known_squares.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 
 namespace {
 
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 using mgpr::CommandResult;
 using mgpr::run_command;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 std::string read_text(const fs::path& file) {
   std::ifstream in(file);

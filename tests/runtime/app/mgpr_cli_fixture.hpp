@@ -23,6 +23,7 @@
 #include "support/known_squares.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 
 namespace mgpr::test::cli {
 
@@ -30,7 +31,7 @@ namespace fs = std::filesystem;
 using mgpr::CommandResult;
 using mgpr::run_command;
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 class MgprCli : public testing::Test {
  protected:

@@ -8,6 +8,7 @@
 
 #include "runtime/distributed/rank_env.hpp"
 #include "support/process.hpp"
+#include "support/text_search.hpp"
 
 namespace mgpr::test {
 namespace {
@@ -18,7 +19,7 @@ std::vector<std::string> rank_args(const fs::path& out, const std::vector<std::s
   return argv;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using mgpr::test::contains;
 
 TEST(PeerWatch, AStoppedPeerIsNamedWithinThePeerTimeout) {
   const TempDir dir;

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <memory>
 #include <regex>
 #include <set>
@@ -30,15 +29,6 @@ std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) 
   return {"use_fake_data=true", "dummy_dataset_count=" + std::to_string(tiles),
           "dummy_dataset_delay=" + std::to_string(delay), "tile_size=64", "batch_size=1", "sharding=dynamic",
           "output_dir=" + out.string()};
-}
-
-// Polls `done` every 0.2 s for up to `seconds`.
-bool wait_for(int seconds, const std::function<bool()>& done) {
-  for (int fifth = 0; fifth < seconds * 5; ++fifth) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return false;
 }
 
 std::string tile_of(const std::map<std::string, std::string>& row) {
@@ -106,7 +96,7 @@ TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
 
   std::optional<mgpr::launcher::JobState> state;
   int restarts_started = 0;
-  const bool done = wait_for(300, [&] {
+  const bool done = mgpr::test::eventually(300, [&] {
     state = mgpr::launcher::query_job_state(job_id);
     if (!state) return false;
     if (state->state == "PENDING" && state->restarts > restarts_started) {
@@ -142,19 +132,19 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
   const mgpr::JobLogLayout layout{logs, job_id};
 
   // Preempted once every rank has done some batches (a progress line each).
-  ASSERT_TRUE(wait_for(60, [&] {
+  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
     const auto text = read_file(layout.stdout_log());
     return count(text, ": batch 10, ") >= 4;
   })) << read_file(layout.stdout_log()) << read_file(layout.stderr_log());
   const auto requeue = run_command({"scontrol", "requeue", job_id});
   ASSERT_EQ(requeue.exit_code, 0) << requeue.err;
-  ASSERT_TRUE(wait_for(60, [&] {
+  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
     const auto state = mgpr::launcher::query_job_state(job_id);
     return state && state->state == "PENDING" && state->restarts == 1;
   }));
   start_requeued_now(job_id);
   std::optional<mgpr::launcher::JobState> state;
-  ASSERT_TRUE(wait_for(120, [&] {
+  ASSERT_TRUE(mgpr::test::eventually(120, [&] {
     state = mgpr::launcher::query_job_state(job_id);
     return state && state->finished();
   })) << read_file(layout.stderr_log());

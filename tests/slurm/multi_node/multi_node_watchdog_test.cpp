@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 #include "slurm/multi_node/multi_node_support.hpp"
 
@@ -23,11 +22,10 @@ mgpr::test::TimedResult two_by_two(const fs::path& logs, const std::string& opti
 // After a step ends, its slurmstepd and tasks may take a moment to go.
 std::vector<std::string> strays_after_a_while() {
   std::vector<std::string> strays;
-  for (int tenth = 0; tenth < 100; ++tenth) {
+  mgpr::test::eventually(10, [&] {
     strays = stray_processes();
-    if (strays.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+    return strays.empty();
+  });
   return strays;
 }
 
