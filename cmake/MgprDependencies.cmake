@@ -49,12 +49,49 @@ if(MGPR_WITH_SLURM)
   endif()
 endif()
 
-if(MGPR_WITH_TORCH)
+# A PyTorch wheel's LibTorch used on the CPU only: its CMake files look for a CUDA
+# toolkit (the wheel is a CUDA build), which a CPU machine lacks, so the CPU libraries
+# are named directly (scripts/fetch-libtorch unpacks one and prints this folder).
+set(MGPR_LIBTORCH_CPU_DIR "" CACHE PATH "A PyTorch wheel's torch/ folder, used for the CPU only without its CMake files")
+
+if(MGPR_WITH_TORCH AND MGPR_LIBTORCH_CPU_DIR)
+  set(_lib "${MGPR_LIBTORCH_CPU_DIR}/lib")
+  foreach(_file libtorch_cpu.so libc10.so include/torch/script.h)
+    if(NOT EXISTS "${MGPR_LIBTORCH_CPU_DIR}/${_file}" AND NOT EXISTS "${_lib}/${_file}")
+      message(FATAL_ERROR "mgpr: MGPR_LIBTORCH_CPU_DIR=${MGPR_LIBTORCH_CPU_DIR} has no ${_file}: "
+                          "give the torch/ folder of an unpacked PyTorch wheel (scripts/fetch-libtorch)")
+    endif()
+  endforeach()
+  file(STRINGS "${MGPR_LIBTORCH_CPU_DIR}/include/torch/csrc/api/include/torch/version.h" _version
+       REGEX "#define TORCH_VERSION_(MAJOR|MINOR|PATCH) ")
+  string(REGEX REPLACE "[^;]*_MAJOR ([0-9]+);[^;]*_MINOR ([0-9]+);[^;]*_PATCH ([0-9]+)" "\\1.\\2.\\3"
+         Torch_VERSION "${_version}")
+  message(STATUS "mgpr: LibTorch ${Torch_VERSION} (CPU only, from ${MGPR_LIBTORCH_CPU_DIR})")
+  add_library(mgpr_torch INTERFACE)
+  target_include_directories(mgpr_torch SYSTEM INTERFACE "${MGPR_LIBTORCH_CPU_DIR}/include"
+                                                         "${MGPR_LIBTORCH_CPU_DIR}/include/torch/csrc/api/include")
+  # The wheels since 2.7 are built with the C++11 string ABI, as Debian's GCC is.
+  target_compile_definitions(mgpr_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
+  # libtorch_cpu.so needs CUDA's runtime and profiler libraries even when no GPU is
+  # used; the wheels that carry them are unpacked beside it (MGPR_LIBTORCH_CPU_DIR/../nvidia).
+  file(GLOB _cuda_dirs LIST_DIRECTORIES true "${MGPR_LIBTORCH_CPU_DIR}/../nvidia/*/lib")
+  string(REPLACE ";" ":" _rpath_link "${_lib};${_cuda_dirs}")
+  target_link_libraries(mgpr_torch INTERFACE "${_lib}/libtorch_cpu.so" "${_lib}/libc10.so"
+                                             "-Wl,-rpath-link,${_rpath_link}" "-Wl,-rpath,${_rpath_link}")
+  set(TORCH_INCLUDE_DIRS "${MGPR_LIBTORCH_CPU_DIR}/include")
+  unset(_lib)
+  unset(_cuda_dirs)
+  unset(_rpath_link)
+  unset(_version)
+elseif(MGPR_WITH_TORCH)
   find_package(Torch REQUIRED)
   message(STATUS "mgpr: LibTorch ${Torch_VERSION}")
   # Everything that links LibTorch links this instead of ${TORCH_LIBRARIES}.
   add_library(mgpr_torch INTERFACE)
   target_link_libraries(mgpr_torch INTERFACE ${TORCH_LIBRARIES})
+endif()
+
+if(MGPR_WITH_TORCH)
   # The PyTorch wheel carries fmt headers of its own (a newer major version than
   # Debian's) in the include folder LibTorch puts before /usr/include, so code that
   # sees LibTorch would compile against them and then link Debian's libfmt. Such code
@@ -77,7 +114,8 @@ elseif(MGPR_WITH_GDAL)
 endif()
 
 set(MGPR_HAVE_NCCL OFF)
-if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL)
+# A CPU-only LibTorch (MGPR_LIBTORCH_CPU_DIR) has no CUDA side for NCCL to work with.
+if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL AND NOT MGPR_LIBTORCH_CPU_DIR)
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})

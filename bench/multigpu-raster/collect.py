@@ -45,8 +45,8 @@ def python_run(stdout: Path) -> str:
     return f"{fields['tiles']} {seconds:.3f} {seconds:.3f} {float(fields['steady_tiles_per_s']):.4f}"
 
 
-COMPARISONS = (  # (row name, mgpr's precision, predict.py's precision)
-    ("default", "fp32", "bf16-mixed"),
+COMPARISONS = (  # (row name, mgpr's precision, predict.py's precision); None: what precision=auto ran
+    ("default", None, "bf16-mixed"),
     ("fp32", "fp32", "32-true"),
     ("bf16", "bf16", "bf16-mixed"),
 )
@@ -65,7 +65,11 @@ def summary(results: Path) -> None:
     """RESULTS: lines "model tile tool precision pair wall_s tiles own_s loop_s steady"."""
     runs = defaultdict(list)
     order = []
+    defaults = {}  # "# default mgpr=bf16": what precision=auto ran
     for line in results.read_text().splitlines():
+        if line.startswith("# default "):
+            tool, _, precision = line[len("# default "):].partition("=")
+            defaults[tool] = precision
         if not line or line.startswith("#"):
             continue
         model, tile, tool, precision, _pair, wall, tiles, own, loop, steady = line.split()
@@ -75,6 +79,7 @@ def summary(results: Path) -> None:
         tiles = int(tiles)
         runs[key + (tool, precision)].append(
             {"wall": tiles / float(wall), "own": tiles / float(own), "steady": float(steady), "tiles": tiles})
+    ours_tools = [tool for tool in ("mgpr", "mgpr2") if any(key[2] == tool for key in runs)]
 
     def rate(key, what):
         return median([run[what] for run in runs.get(key, [])])
@@ -82,22 +87,25 @@ def summary(results: Path) -> None:
     def ratio(a, b):
         return a / b if a > 0 and b > 0 else math.nan
 
-    header = (f"{'model':<11}{'tile':>5}  {'compare':<30}{'tiles':>6}  {'mgpr':>8}{'mgr':>8}{'ratio':>7}  "
-              f"{'mgpr':>8}{'mgr':>8}{'ratio':>7}  {'mgpr':>8}{'mgr':>8}{'ratio':>7}")
-    print("tiles/s, median of the pairs; mgr = multigpu_raster (bench/multigpu-raster/predict.py)")
-    print(f"{'':<56}{'process wall':-^23}  {'own span':-^23}  {'first batch excluded':-^23}")
+    header = (f"{'model':<11}{'tile':>5}  {'compare':<32}{'tiles':>6}  {'ours':>8}{'mgr':>8}{'ratio':>7}  "
+              f"{'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}")
+    print("tiles/s, median of the pairs; mgr = multigpu_raster (bench/multigpu-raster/predict.py); "
+          "ours = the mgpr build the row names")
+    print(f"{'':<58}{'process wall':-^23}  {'own span':-^23}  {'first batch excluded':-^23}")
     print(header)
     for model, tile in order:
-        for name, ours, theirs in COMPARISONS:
-            a, b = runs.get((model, tile, "mgpr", ours)), runs.get((model, tile, "multigpu_raster", theirs))
-            if not a or not b:
-                continue
-            label = f"{name} ({ours} vs {theirs})"
-            cells = []
-            for what in ("wall", "own", "steady"):
-                x, y = rate((model, tile, "mgpr", ours), what), rate((model, tile, "multigpu_raster", theirs), what)
-                cells.append(f"{fmt(x, 8, 3)}{fmt(y, 8, 3)}{fmt(ratio(x, y), 7, 2)}")
-            print(f"{model:<11}{tile:>5}  {label:<30}{a[0]['tiles']:>6}  " + "  ".join(cells))
+        for tool in ours_tools:
+            for name, ours, theirs in COMPARISONS:
+                ours = ours or defaults.get(tool, "fp32")
+                a, b = runs.get((model, tile, tool, ours)), runs.get((model, tile, "multigpu_raster", theirs))
+                if not a or not b:
+                    continue
+                label = f"{tool} {name} ({ours} vs {theirs})"
+                cells = []
+                for what in ("wall", "own", "steady"):
+                    x, y = rate((model, tile, tool, ours), what), rate((model, tile, "multigpu_raster", theirs), what)
+                    cells.append(f"{fmt(x, 8, 3)}{fmt(y, 8, 3)}{fmt(ratio(x, y), 7, 2)}")
+                print(f"{model:<11}{tile:>5}  {label:<32}{a[0]['tiles']:>6}  " + "  ".join(cells))
 
 
 def main() -> int:

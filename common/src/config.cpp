@@ -31,7 +31,7 @@ constexpr int kMaxThreads = 1024;
 constexpr int kMaxBatch = 4096;
 // A day: past it a timeout is a typo, not a plan.
 constexpr int kMaxTimeout = 86400;
-constexpr std::array<std::string_view, 3> kPrecisions{"fp32", "fp16", "bf16"};
+constexpr std::array<std::string_view, 4> kPrecisions{"auto", "fp32", "fp16", "bf16"};
 constexpr std::array<std::string_view, 3> kTasks{"classify", "detect", "segment"};
 constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
 
@@ -51,7 +51,7 @@ const std::array kKeys{
     ConfigKey{"sharding", &RunConfig::sharding, "how tiles go to ranks", kShardings},
     ConfigKey{"model", &RunConfig::model, "TorchScript file, or builtin:resnet50"},
     ConfigKey{"task", &RunConfig::task, "what the model's output means", kTasks},
-    ConfigKey{"precision", &RunConfig::precision, "inference precision", kPrecisions},
+    ConfigKey{"precision", &RunConfig::precision, "inference precision (auto: bf16 on CPUs that compute it natively with LibTorch 2.x, else fp32)", kPrecisions},
     ConfigKey{"batch_size", &RunConfig::batch_size, "tiles per forward pass", {}, 1, kMaxBatch},
     ConfigKey{"gpus", &RunConfig::gpus, "ranks to start when run outside Slurm (one per GPU)", {}, 1},
     ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAccelerators},

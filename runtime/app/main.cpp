@@ -2,8 +2,7 @@
 // batch_size=16 ...` habits carry over. This file parses and maps failures to exit
 // codes; app/rank_run.cpp is the run itself.
 #include <fmt/format.h>
-
-#include <new>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <new>
@@ -42,7 +41,8 @@ int main(int argc, char** argv) {
   std::string config_file;
   std::vector<std::string> arguments;
   CLI::App app{"mgpr: run a deep-learning model over large rasters, tile by tile, on every GPU Slurm gave the job."};
-  app.set_version_flag("--version", std::string("mgpr ") + mgpr::kVersion);
+  // The LibTorch too: two builds of one mgpr version can run different kernels.
+  app.set_version_flag("--version", fmt::format("mgpr {} (LibTorch {})", mgpr::kVersion, TORCH_VERSION));
   app.add_option("--config", config_file, "TOML run configuration (default: $MGPR_CONFIG)");
   app.add_option("arguments", arguments, "RASTER paths and key=value overrides, in any order");
   std::string print_config;

@@ -3,10 +3,13 @@
 #include <ATen/Context.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "mgpr/error.hpp"
@@ -30,17 +33,35 @@ std::string first_line(const std::string& text) {
   return std::string(essential.substr(0, essential.find('\n')));
 }
 
-// Native bf16 arithmetic on x86 CPUs; without it LibTorch emulates bf16, measured 25x
-// slower than fp32 on such a CPU.
-bool cpu_has_native_bf16() {
+// Native bf16 arithmetic on x86 CPUs: the flag that says so ("amx_bf16", "avx512_bf16"),
+// or empty where LibTorch would emulate bf16, measured 25x slower than fp32 on such a CPU.
+std::string native_bf16_flag() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
-    if (line.starts_with("flags")) {
-      return line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
+    if (!line.starts_with("flags")) continue;
+    line += ' ';
+    for (const char* flag : {"amx_bf16", "avx512_bf16"}) {
+      if (line.find(fmt::format(" {} ", flag)) != std::string::npos) return flag;
     }
+    return {};
   }
-  return false;
+  return {};
+}
+
+// precision=auto: what users' Python does on the device, where it pays. On a CPU that
+// computes bf16 natively, LibTorch 2.x's autocast ran ResNet-50 1.6x and Faster R-CNN
+// 1.4x faster than fp32 here (multigpu_raster forces bf16-mixed on CPUs); LibTorch 1.13's
+// ran slower than fp32, and GPUs keep fp32 (Lightning's default there).
+PrecisionChoice resolve_precision(const std::string& precision, bool is_cuda) {
+  if (precision != "auto") return {precision, false, {}};
+  if (is_cuda) return {"fp32", true, "auto: fp32 on a GPU"};
+#if TORCH_VERSION_MAJOR >= 2
+  if (const auto flag = native_bf16_flag(); !flag.empty()) return {"bf16", true, fmt::format("auto: native {}", flag)};
+  return {"fp32", true, "auto: this CPU has no native bf16"};
+#else
+  return {"fp32", true, "auto: LibTorch 1.x's CPU bf16 is slower than fp32"};
+#endif
 }
 
 torch::ScalarType precision_dtype(const std::string& precision) {
@@ -153,8 +174,26 @@ DeviceChoice choose_device(const RunConfig& config, int local_rank) {
   return choice;
 }
 
-TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int channels)
-    : device_(device.device), dtype_(precision_dtype(config.precision)) {
+TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int channels) : device_(device.device) {
+  load_operator_libraries(config.model_libraries);
+  const auto choice = resolve_precision(config.precision, device.is_cuda);
+  try {
+    prepare(config, device, channels, choice);
+  } catch (const UsageError& failure) {
+    // precision=auto promised a run, not bf16: a model without bf16 kernels runs in fp32.
+    if (!choice.automatic || choice.name == "fp32") throw;
+    prepare(config, device, channels, {"fp32", true, "auto: the model fails in bf16"});
+    warnings_.insert(warnings_.begin(), fmt::format("precision=auto runs the model in fp32: in bf16 it fails ({})",
+                                                    first_line(failure.what())));
+  }
+}
+
+void TileModel::prepare(const RunConfig& config, const DeviceChoice& device, int channels,
+                        const PrecisionChoice& precision) {
+  dtype_ = precision_dtype(precision.name);
+  autocast_ = false;
+  channels_last_ = false;
+  warnings_.clear();
   if (device.is_cuda && dtype_ != torch::kFloat) {
     // bf16 needs Ampere (8.0) or newer; fp16 tensor cores exist since Volta (7.0).
     const int needed = dtype_ == torch::kBFloat16 ? 80 : 70;
@@ -164,45 +203,56 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
           fmt::format("precision={} on {} (compute capability {}.{}) is emulated or unsupported: it "
                       "needs {}.{} or newer; use precision=fp32{}, or force_precision=true to run it "
                       "anyway",
-                      config.precision, device_product_name(device), capability / 10, capability % 10, needed / 10,
+                      precision.name, device_product_name(device), capability / 10, capability % 10, needed / 10,
                       needed % 10, dtype_ == torch::kBFloat16 ? " or fp16" : ""));
     }
     autocast_ = true;
   }
   if (!device.is_cuda && dtype_ != torch::kFloat) {
-    const bool slow = dtype_ == torch::kHalf || !cpu_has_native_bf16();
+    const bool slow = dtype_ == torch::kHalf || native_bf16_flag().empty();
     if (slow && !config.force_precision) {
       throw UsageError(
           fmt::format("precision={} on this CPU is emulated and many times slower than fp32 "
-                      "(no native {} support); use precision=fp32, or force_precision=true to run "
-                      "it anyway",
-                      config.precision, config.precision));
+                      "(no native {} support); use precision=fp32 or precision=auto, or force_precision=true "
+                      "to run it anyway",
+                      precision.name, precision.name));
     }
     if (slow)
       warnings_.push_back(
-          fmt::format("precision={} forced on a CPU that emulates it: expect it slow", config.precision));
+          fmt::format("precision={} forced on a CPU that emulates it: expect it slow", precision.name));
+#if TORCH_VERSION_MAJOR >= 2
+    // As torch.autocast("cpu") and Lightning's bf16-mixed: fp32 weights, bf16 where
+    // autocast's CPU list says. A model cast whole fails in torchvision's CPU NMS (no
+    // bf16 kernel); LibTorch 1.13's CPU autocast ran 3-5x slower than fp32, so there the
+    // model is still cast (docs/benchmarks.md).
+    autocast_ = dtype_ == torch::kBFloat16;
+#endif
   }
 
-  load_operator_libraries(config.model_libraries);
   module_ = load_script(config.model, channels);
   module_.eval();
   module_.to(device_);
-  // On a GPU the weights stay fp32 and autocast picks each operator's precision; on CPU
-  // (reduced precision only where native or forced) the model is cast as a whole.
+  // Autocast keeps the weights fp32 and picks each operator's precision; without it
+  // (fp16 on a CPU, or LibTorch 1.x) the model is cast as a whole.
   if (dtype_ != torch::kFloat && !autocast_) module_.to(dtype_);
   if (device.is_cuda) {
     // Off by default: every batch has the tile shape, but on an H100 cuDNN's search
     // gained nothing for ResNet-50 and its trial workspaces took the peak allocation
     // from 3.5 to 18 GiB (docs/benchmarks.md). A process-wide switch: a rank runs one model.
     at::globalContext().setBenchmarkCuDNN(config.cudnn_benchmark);
+  }
+  // oneDNN's bf16 convolutions want NHWC as cuDNN's tensor cores do: on this project's
+  // CPU, ResNet-50 in bf16 ran 2.7 tiles/s in NCHW and 8.0 in NHWC (docs/benchmarks.md).
+  if (device.is_cuda || autocast_) {
     channels_last_ = config.channels_last;
     if (channels_last_) weights_to_channels_last(module_);
   }
   bool optimized = false;
-  if (!device.is_cuda && dtype_ == torch::kFloat) {
+  if (!device.is_cuda && !autocast_ && dtype_ == torch::kFloat) {
     // Folds and fuses for CPU inference (ResNet-50 at 512 px: 2.21 -> 2.93 tiles/s here).
-    // Some scripted models (custom operators, data-dependent control flow) refuse; they
-    // still run unoptimised.
+    // Not under autocast: its prepacked fp32 kernels bypass autocast's bf16 (measured no
+    // faster than fp32). Some scripted models (custom operators, data-dependent control
+    // flow) refuse; they still run unoptimised.
     try {
       module_ = torch::jit::optimize_for_inference(module_);
       optimized = true;
@@ -211,9 +261,10 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
                                       first_line(failure.what_without_backtrace())));
     }
   }
-  description_ =
-      fmt::format("{} on {} in {}{}{}{}", config.model, device.name, config.precision, autocast_ ? " (autocast)" : "",
-                  channels_last_ ? ", channels-last" : "", optimized ? ", optimised for inference" : "");
+  description_ = fmt::format("{} on {} in {}{}{}{}{}", config.model, device.name, precision.name,
+                             precision.why.empty() ? "" : fmt::format(" ({})", precision.why),
+                             autocast_ ? ", autocast" : "", channels_last_ ? ", channels-last" : "",
+                             optimized ? ", optimised for inference" : "");
 
   // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
   try {
@@ -222,12 +273,18 @@ TileModel::TileModel(const RunConfig& config, const DeviceChoice& device, int ch
     const auto cause = first_line(failure.what());
     throw UsageError(fmt::format(
         "model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, width): {}; {}", config.model,
-        channels, config.tile_size, config.tile_size, cause, hint_for_model_failure(cause, config.precision)));
+        channels, config.tile_size, config.tile_size, cause, hint_for_model_failure(cause, precision.name)));
   }
 }
 
 torch::IValue TileModel::forward(const torch::Tensor& batch) {
   c10::InferenceMode inference;
+  // The profiling executor's first calls run an instrumented graph, and each new batch
+  // shape (the one-tile check, a short last batch) costs another such call: on a CPU
+  // Faster R-CNN's first batch of 16 ran 0.62 tiles/s so and 0.79 without it, and
+  // steady batches were no faster with it (docs/benchmarks.md). The switch is per thread.
+  std::optional<torch::jit::GraphOptimizerEnabledGuard> plain_executor;
+  if (!device_.is_cuda()) plain_executor.emplace(false);
   auto input = batch.to(device_, input_dtype(), /*non_blocking=*/true);
   if (channels_last_) input = input.contiguous(at::MemoryFormat::ChannelsLast);
   if (!autocast_) return module_.forward({std::move(input)});
