@@ -4,6 +4,7 @@
   collect.py mgpr LOG_DIR        # mgpr's rank summary and stdout -> "tiles own_s loop_s steady"
   collect.py python STDOUT       # predict.py's RESULT line      -> "tiles own_s loop_s steady"
   collect.py summary RESULTS     # medians per model, tile and comparison, and the ratios
+  collect.py profile RUN_DIR     # where each mgpr build's time went, from its rank summaries
 
 Plain Python 3, no packages.
 """
@@ -108,13 +109,45 @@ def summary(results: Path) -> None:
                 print(f"{model:<11}{tile:>5}  {label:<32}{a[0]['tiles']:>6}  " + "  ".join(cells))
 
 
+def profile(run: Path) -> None:
+    """Medians over the pairs of each mgpr run's rank summary: the tile loop split into
+    model (forward passes, post-processing on the device included), waiting for tiles
+    (reads the reader threads had not finished), and the rest (stacking, converting
+    outputs, writing); and the loop against the process's own span and the wall."""
+    rows = defaultdict(list)
+    for folder in sorted(run.glob("mgpr*-*-*-*-[0-9]*")):
+        tool, model, tile, precision, _pair = folder.name.split("-")
+        summaries = list((folder / "ranks").glob("rank-*.json"))
+        if len(summaries) != 1 or not (folder / "stdout").exists():
+            continue
+        rank = json.loads(summaries[0].read_text())
+        if rank.get("status") != "ok":
+            continue
+        found = re.search(r"Prediction completed in ([0-9.]+) seconds", (folder / "stdout").read_text())
+        rows[(model, int(tile), tool, precision)].append({
+            "loop": rank["elapsed_s"], "model": rank["model_s"], "wait": rank["data_wait_s"],
+            "read": rank["read_s"], "own": float(found.group(1)) if found else math.nan})
+    print("seconds, medians over the pairs; loop = the rank's tile loop; own = mgpr's 'Prediction completed in'")
+    print(f"{'model':<11}{'tile':>5}  {'build':<6}{'prec':<5}{'loop':>8}{'model':>8}{'wait':>7}{'rest':>7}"
+          f"{'read*':>7}{'own':>8}  {'model/loop':>10}{'model/own':>10}")
+    for (model, tile, tool, precision), runs in sorted(rows.items()):
+        pick = {what: median([r[what] for r in runs]) for what in ("loop", "model", "wait", "read", "own")}
+        rest = pick["loop"] - pick["model"] - pick["wait"]
+        print(f"{model:<11}{tile:>5}  {tool:<6}{precision:<5}{pick['loop']:>8.2f}{pick['model']:>8.2f}"
+              f"{pick['wait']:>7.2f}{rest:>7.2f}{pick['read']:>7.2f}{fmt(pick['own'], 8, 2)}  "
+              f"{pick['model'] / pick['loop']:>10.3f}{pick['model'] / pick['own']:>10.3f}")
+    print("read* = the reader threads' own time, overlapped with the model's (not part of the loop's sum)")
+
+
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[1] not in ("mgpr", "python", "summary"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("mgpr", "python", "summary", "profile"):
         print(__doc__, file=sys.stderr)
         return 2
     what, path = sys.argv[1], Path(sys.argv[2])
     if what == "summary":
         summary(path)
+    elif what == "profile":
+        profile(path)
     else:
         print(mgpr_run(path) if what == "mgpr" else python_run(path))
     return 0

@@ -126,7 +126,7 @@ TEST(Config, BadValuesNameKeyAndExpectation) {
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size=big"); }).find("tile_size must be a whole number"),
             std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size=0"); }).find("at least 1"), std::string::npos);
-  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "precision=fp8"); }).find("one of fp32, fp16, bf16"),
+  EXPECT_NE(error_of([&] { mgpr::apply_override(config, "precision=fp8"); }).find("one of auto, fp32, fp16, bf16"),
             std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "use_fake_data=maybe"); }).find("true or false"),
             std::string::npos);

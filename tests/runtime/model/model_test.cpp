@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <filesystem>
 #include <fstream>
@@ -61,8 +62,10 @@ TEST(Model, SavedTorchScriptGivesExactOutputs) {
 }
 
 TEST(Model, BuiltinResNet50IsDeterministicAndClassifies) {
-  rt::TileModel first(config_for("builtin:resnet50", 64), kCpu, 3);
-  rt::TileModel second(config_for("builtin:resnet50", 64), kCpu, 3);
+  auto config = config_for("builtin:resnet50", 64);
+  config.precision = "fp32";
+  rt::TileModel first(config, kCpu, 3);
+  rt::TileModel second(config, kCpu, 3);
   const auto batch = torch::rand({2, 3, 64, 64});
   const auto a = first.forward(batch).toTensor();
   const auto b = second.forward(batch).toTensor();
@@ -135,7 +138,109 @@ TEST(Model, Fp16OnCpuIsRefusedUnlessForced) {
   config.precision = "bf16";
   config.force_precision = true;
   rt::TileModel forced(config, kCpu, 3);
+#if TORCH_VERSION_MAJOR >= 2
+  // Autocast: the weights stay fp32 and a mean is one of the operators it keeps in fp32.
+  EXPECT_TRUE(forced.uses_autocast());
+  EXPECT_EQ(forced.forward(torch::ones({1, 3, 8, 8})).toTensor().scalar_type(), torch::kFloat);
+#else
+  EXPECT_FALSE(forced.uses_autocast());
   EXPECT_EQ(forced.forward(torch::ones({1, 3, 8, 8})).toTensor().scalar_type(), torch::kBFloat16);
+#endif
+}
+
+// The test's own reading of /proc/cpuinfo, not the runtime's: whether precision=auto
+// should choose bf16 here.
+bool cpu_computes_bf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      line += ' ';
+      return line.find(" avx512_bf16 ") != std::string::npos || line.find(" amx_bf16 ") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+bool auto_should_choose_bf16() { return TORCH_VERSION_MAJOR >= 2 && cpu_computes_bf16(); }
+
+// One 3x3 convolution with fixed weights (each output pixel the mean of its 3x3x3
+// neighbourhood), averaged per tile: bf16 under autocast, with a known fp32 answer.
+// With `wants_fp32`, the model refuses a convolution output in another type than its
+// fp32 input, as a model with an fp32-only custom operator would.
+fs::path save_conv_model(const fs::path& dir, bool wants_fp32) {
+  torch::jit::Module module("TileConv");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.register_parameter("weight", torch::full({2, 3, 3, 3}, 1.0 / 27), false);
+  module.define(std::string(R"(
+def forward(self, x):
+    y = torch.conv2d(x, self.weight)
+)") + (wants_fp32 ? R"(
+    assert y.dtype == x.dtype, "this model computes in fp32 only"
+)"
+                  : "") +
+                R"(
+    return torch.mean(y, [2, 3])
+)");
+  const auto file = dir / (wants_fp32 ? "conv-fp32-only.pt" : "conv.pt");
+  module.save(file.string());
+  return file;
+}
+
+TEST(Model, PrecisionAutoSaysWhatItChoseAndWhy) {
+  auto config = config_for(save_conv_model(scratch_dir(), false).string(), 16);
+  ASSERT_EQ(config.precision, "auto") << "auto is the default";
+  rt::TileModel model(config, kCpu, 3);
+  const auto& said = model.description();
+  if (auto_should_choose_bf16()) {
+    EXPECT_NE(said.find("in bf16 (auto: native "), std::string::npos) << said;
+    EXPECT_NE(said.find("autocast"), std::string::npos) << said;
+    EXPECT_NE(said.find("channels-last"), std::string::npos) << said;
+    EXPECT_TRUE(model.uses_autocast());
+  } else {
+    EXPECT_NE(said.find("in fp32 (auto: "), std::string::npos) << said;
+    EXPECT_NE(said.find("optimised for inference"), std::string::npos) << said;
+    EXPECT_FALSE(model.uses_autocast());
+  }
+  EXPECT_TRUE(model.warnings().empty());
+}
+
+TEST(Model, PrecisionAutoInBf16StaysCloseToFp32) {
+  if (!auto_should_choose_bf16()) {
+    GTEST_SKIP() << "precision=auto runs fp32 here (LibTorch " << TORCH_VERSION
+                 << ", or a CPU without avx512_bf16/amx_bf16): nothing to compare";
+  }
+  const auto file = save_conv_model(scratch_dir(), false).string();
+  auto exact = config_for(file, 16);
+  exact.precision = "fp32";
+  rt::TileModel automatic(config_for(file, 16), kCpu, 3);
+  rt::TileModel reference(exact, kCpu, 3);
+  const auto batch = torch::rand({4, 3, 16, 16});
+  const auto got = automatic.forward(batch).toTensor().to(torch::kFloat);
+  const auto want = reference.forward(batch).toTensor();
+  ASSERT_EQ(got.sizes(), want.sizes());
+  // bf16 keeps 8 bits of mantissa: a few parts in a thousand per product.
+  EXPECT_TRUE(torch::allclose(got, want, /*rtol=*/2e-2, /*atol=*/2e-3)) << got << want;
+}
+
+TEST(Model, PrecisionAutoRunsAModelThatFailsInBf16InFp32AndSaysSo) {
+  if (!auto_should_choose_bf16()) {
+    GTEST_SKIP() << "precision=auto runs fp32 here (LibTorch " << TORCH_VERSION
+                 << ", or a CPU without avx512_bf16/amx_bf16): no bf16 attempt to fall back from";
+  }
+  auto config = config_for(save_conv_model(scratch_dir(), true).string(), 16);
+  rt::TileModel model(config, kCpu, 3);
+  EXPECT_NE(model.description().find("in fp32 (auto: the model fails in bf16)"), std::string::npos)
+      << model.description();
+  ASSERT_FALSE(model.warnings().empty());
+  EXPECT_NE(model.warnings().front().find("this model computes in fp32 only"), std::string::npos)
+      << model.warnings().front();
+  const auto output = model.forward(torch::ones({1, 3, 16, 16})).toTensor();
+  EXPECT_NEAR(output[0][0].item<double>(), 1.0, 1e-5);
+  // Asked for by name, bf16 is not replaced: the failure is the answer.
+  config.precision = "bf16";
+  EXPECT_NE(error_of([&] { rt::TileModel(config, kCpu, 3); }).find("this model computes in fp32 only"),
+            std::string::npos);
 }
 
 TEST(Model, GpuRequestedWithoutGpuIsRefused) {
