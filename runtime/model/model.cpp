@@ -50,9 +50,10 @@ std::string native_bf16_flag() {
 }
 
 // precision=auto: what users' Python does on the device, where it pays. On a CPU that
-// computes bf16 natively, LibTorch 2.x's autocast ran ResNet-50 1.6x and Faster R-CNN
-// 1.4x faster than fp32 here (multigpu_raster forces bf16-mixed on CPUs); LibTorch 1.13's
-// ran slower than fp32, and GPUs keep fp32 (Lightning's default there).
+// computes bf16 natively, LibTorch 2.x's autocast ran ResNet-50 1.5x and the detectors
+// 1.3-1.5x faster than fp32 here, end to end (docs/benchmarks.md; multigpu_raster forces
+// bf16-mixed on CPUs); LibTorch 1.13's ran slower than fp32, and GPUs keep fp32
+// (Lightning's default there).
 PrecisionChoice resolve_precision(const std::string& precision, bool is_cuda) {
   if (precision != "auto") return {precision, false, {}};
   if (is_cuda) return {"fp32", true, "auto: fp32 on a GPU"};
