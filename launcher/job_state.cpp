@@ -1,5 +1,7 @@
 #include "job_state.hpp"
 
+#include <algorithm>
+#include <array>
 #include <sstream>
 #include <vector>
 
@@ -70,8 +72,13 @@ std::optional<JobState> parse_sacct_records(std::string_view text, std::string_v
 }
 
 bool JobState::finished() const {
-  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
-         state != "REQUEUED" && state != "SUSPENDED" && state != "RESIZING" && !state.empty();
+  // The terminal states, listed rather than the live ones: Slurm shows passing states
+  // too (SIGNALING while --signal's warning is delivered, STAGE_OUT, REQUEUE_FED, ...),
+  // and a running job taken for ended makes --wait and the tests stop too early.
+  static constexpr std::array<std::string_view, 11> kEnded{
+      "COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT", "NODE_FAIL",    "PREEMPTED",
+      "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE",  "REVOKED", "SPECIAL_EXIT"};
+  return std::find(kEnded.begin(), kEnded.end(), state) != kEnded.end();
 }
 
 bool parse_exit_code(std::string_view text, int& code, int& signal) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/log_layout.hpp"
@@ -99,6 +101,7 @@ TemplateValues script_values(const SubmitRequest& request) {
       {"srun_options", srun_options},
       {"mgpr_command", shell_quote(request.mgpr_command)},
       {"stopped_exit_code", std::to_string(kExitStopped)},
+      {"walltime_signal_exit_code", std::to_string(128 + SIGUSR2)},  // srun's status for a task USR2 ended
   };
 }
 

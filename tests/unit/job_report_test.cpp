@@ -169,10 +169,13 @@ TEST(JobStateParse, ScontrolFields) {
 }
 
 TEST(JobStateParse, StatesThatAreNotTheEnd) {
-  for (const char* state : {"PENDING", "RUNNING", "REQUEUED", "COMPLETING", "CONFIGURING", "SUSPENDED"}) {
+  // SIGNALING: what scontrol shows while --signal's warning before walltime goes out.
+  for (const char* state : {"PENDING", "RUNNING", "REQUEUED", "COMPLETING", "CONFIGURING", "SUSPENDED", "SIGNALING",
+                            "STAGE_OUT", "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "STOPPED", ""}) {
     EXPECT_FALSE(slurm_state(state).finished()) << state;
   }
-  for (const char* state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}) {
+  for (const char* state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+                            "BOOT_FAIL", "DEADLINE"}) {
     EXPECT_TRUE(slurm_state(state).finished()) << state;
   }
 }

@@ -84,8 +84,9 @@ TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
   const auto dir = scratch("walltime");
   const auto logs = dir / "logs";
   const auto out = dir / "out";
-  // USR2 50 s before the end: the job is stopped 10 to 40 s in, as slurmctld checks
-  // time limits every 30 s.
+  // USR2 50 s before the end of a one-minute job: slurmctld sends it at its first
+  // time-limit check (every 30 s) after the start, so 0 to 30 s in, sometimes before the
+  // ranks have their handlers; the template requeues either way.
   const auto submitted =
       submit_two_by_two({"--time", "00:01:00", "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()},
                         fake_run(kTiles, 0.5, out));
