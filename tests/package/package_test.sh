@@ -4,14 +4,17 @@
 # the demo's first job run with the installed programs and plugin on a local cluster,
 # then purged, leaving none of their files behind.
 #
-#   package_test.sh BUILD_DIR LOCAL_SLURM WORK_DIR
+#   package_test.sh BUILD_DIR LOCAL_SLURM WORK_DIR [WHEEL_LIBTORCH_DIR]
+# The packages depend on Debian's LibTorch: a build against a PyTorch wheel's
+# (WHEEL_LIBTORCH_DIR, the default build) skips; scripts/test runs this on build-debian/.
 set -u
-build=$1 local_slurm=$2 work=$3
+build=$1 local_slurm=$2 work=$3 wheel_libtorch=${4:-}
 packages=(mgpr mgpr-launcher mgpr-spank)
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 skip() { echo "skipped: $*"; exit 77; }
 
+[ -z "$wheel_libtorch" ] || skip "this build links PyTorch's wheel LibTorch ($wheel_libtorch); the Debian packages are built against Debian's (MGPR_LIBTORCH=debian scripts/build), and scripts/test runs this test there"
 [ "$(id -u)" = 0 ] || skip "installing packages needs root (apt-get); CI runs as root"
 for tool in cpack lintian apt-get dpkg-deb; do
   command -v "$tool" >/dev/null || skip "needs $tool (scripts/install-deps installs lintian)"

@@ -32,8 +32,9 @@ Rows sorted_boxes(const std::filesystem::path& csv) {
 TEST(TorchvisionJob, RetinaNetOnTwoRanksUnderMgprSubmitKeepsTheBoxesOfOneRank) {
   if (std::string(MGPR_TEST_IMAGE).empty()) GTEST_SKIP() << "needs mgpr-test-image (a build with GDAL)";
   const auto dir = scratch("torchvision-job");
-  const auto exported = run_command({MGPR_TEST_PYTHON, MGPR_TORCHVISION_MODELS, "retinanet", dir.string(), "--tile",
-                                     "192", "--libtorch", MGPR_LIBTORCH_VERSION});
+  const auto exported =
+      run_command({MGPR_TEST_PYTHON, MGPR_TORCHVISION_MODELS, "retinanet", dir.string(), "--tile", "192", "--libtorch",
+                   MGPR_LIBTORCH_VERSION, std::string("--operators=") + MGPR_TORCHVISION_OPS});
   if (exported.exit_code == kSkipped) GTEST_SKIP() << exported.out;
   ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
   // The script's last line names the operators library; the rest went to stderr.

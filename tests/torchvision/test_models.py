@@ -4,10 +4,16 @@
 Random weights (nothing is downloaded), a fixed seed, thresholds that leave clear boxes.
 As a program (the real-cluster test uses it):
 
-  test_models.py ARCH OUTPUT --tile N --libtorch VERSION
+  test_models.py ARCH OUTPUT --tile N --libtorch VERSION [--operators LIBRARY]
 
 writes OUTPUT and prints the operators library to name in model_libraries; exits 77
 (skipped) with the reason when this Python cannot export for mgpr's LibTorch.
+
+The operators library must be built for mgpr's LibTorch. --operators names the one the
+build made (cmake/TorchvisionOps.cmake, for PyTorch 2.x's LibTorch); then any torch up
+to mgpr's may export, as TorchScript files load in later LibTorch versions. Without it,
+this Python's own torchvision/_C.so is used, which needs this torch to be mgpr's
+LibTorch generation (Debian's python3-torch with Debian's libtorch-dev).
 """
 import sys
 from pathlib import Path
@@ -23,22 +29,33 @@ SCORE_THRESH = {"fasterrcnn": 0.02, "retinanet": 0.3, "deeplabv3": 0}
 CLASSES = {"fasterrcnn": 91, "retinanet": 2, "deeplabv3": 5}
 
 
-def skip_reason(libtorch: str):
+def _generation(version: str):
+    return tuple(int(part) for part in version.split("+")[0].split(".")[:2])
+
+
+def skip_reason(libtorch: str, operators: str = ""):
     try:
         import torch
         import torchvision  # noqa: F401
         from osgeo import gdal  # noqa: F401
     except ImportError as missing:
         return f"{sys.executable} lacks {missing.name} (scripts/install-deps installs python3-torchvision, python3-gdal)"
-    generation = ".".join(torch.__version__.split(".")[:2])
-    wanted = ".".join(libtorch.split(".")[:2])
-    if generation != wanted:
+    if operators:
+        if not Path(operators).is_file():
+            return f"the operators library {operators} was not built"
+        if _generation(torch.__version__) > _generation(libtorch):
+            return (f"{sys.executable} has torch {torch.__version__}, newer than mgpr's LibTorch {libtorch}: "
+                    "its TorchScript files may not load there")
+        return None
+    if _generation(torch.__version__) != _generation(libtorch):
         return (f"{sys.executable} has torch {torch.__version__}, mgpr is built with LibTorch {libtorch}: "
-                "torchvision's operators must be built for mgpr's LibTorch")
+                "torchvision's operators must be built for mgpr's LibTorch (MGPR_TORCHVISION_SOURCE_DIR)")
     return None
 
 
-def operators_library() -> str:
+def operators_library(operators: str = "") -> str:
+    if operators:
+        return operators
     import torchvision
     return str(next(Path(torchvision.__file__).parent.glob("_C*.so")))
 
@@ -65,10 +82,11 @@ if __name__ == "__main__":
     parser.add_argument("folder", help="writes <folder>/<arch>.pt")
     parser.add_argument("--tile", type=int, required=True)
     parser.add_argument("--libtorch", required=True)
+    parser.add_argument("--operators", default="", help="torchvision's operators built for mgpr's LibTorch")
     args = parser.parse_args()
-    reason = skip_reason(args.libtorch)
+    reason = skip_reason(args.libtorch, args.operators)
     if reason:
         print(f"SKIPPED: {reason}")
         sys.exit(SKIPPED)
     export(args.arch, Path(args.folder), args.tile)
-    print(operators_library())
+    print(operators_library(args.operators))

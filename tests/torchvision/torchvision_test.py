@@ -11,7 +11,7 @@ a low score threshold so that random weights still give boxes. Known answers:
 Exit 77 (ctest: skipped) with the reason when this Python has no torchvision, or one of
 another LibTorch generation than the one mgpr was built with.
 
-  torchvision_test.py --bin build/bin --libtorch 1.13.1 [unittest options]
+  torchvision_test.py --bin build/bin --libtorch 2.7.0 [--operators LIBRARY] [unittest options]
 """
 import argparse
 import csv
@@ -33,8 +33,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="folder of mgpr and mgpr-test-image")
     parser.add_argument("--libtorch", required=True, help="the LibTorch version mgpr is built with")
+    parser.add_argument("--operators", default="", help="torchvision's operators built for that LibTorch")
     ARGS, rest = parser.parse_known_args()
-    reason = skip_reason(ARGS.libtorch)
+    reason = skip_reason(ARGS.libtorch, ARGS.operators)
     if reason:
         print(f"SKIPPED: {reason}")
         sys.exit(SKIPPED)
@@ -69,9 +70,12 @@ class TorchvisionModels(unittest.TestCase):
     def tearDownClass(cls):
         cls.temp.cleanup()
 
-    def mgpr(self, image: str, model: str, out: str, *keys: str) -> Path:
-        run("mgpr", str(self.folder / image), f"model={self.folder / model}", f"output_dir={self.folder / out}",
-            "accelerator=cpu", f"model_libraries={operators_library()}", *keys)
+    def mgpr(self, image: str, model: str, out: str, *keys: str, precision: str = "fp32") -> Path:
+        # fp32 unless asked: Python's answers are fp32, and precision=auto may pick bf16 here.
+        done = run("mgpr", str(self.folder / image), f"model={self.folder / model}", f"output_dir={self.folder / out}",
+                   "accelerator=cpu", f"precision={precision}",
+                   f"model_libraries={operators_library(ARGS.operators)}", *keys)
+        self.last_stdout = done.stdout
         return self.folder / out
 
     def assert_same_boxes(self, expected, written, geotransform):
@@ -107,6 +111,31 @@ class TorchvisionModels(unittest.TestCase):
 
     def test_retinanet_on_one_tile_gives_pythons_boxes(self):
         self.check_detector_on_one_tile("retinanet")
+
+    def test_detectors_run_in_bf16_by_default_where_the_cpu_has_it_near_pythons_fp32_boxes(self):
+        # mgpr's operators carry CPU autocast rules for nms and roi_align (torchvision 0.14's
+        # have CUDA's only): without them precision=auto fell back to fp32 for detectors.
+        if not ARGS.operators or int(ARGS.libtorch.split(".")[0]) < 2:
+            self.skipTest("precision=auto runs fp32 with LibTorch 1.x or without mgpr's operators library")
+        if not re.search(r"\b(avx512_bf16|amx_bf16)\b", Path("/proc/cpuinfo").read_text()):
+            self.skipTest("this CPU has no native bf16 (avx512_bf16/amx_bf16): precision=auto runs fp32")
+        for arch in ("fasterrcnn", "retinanet"):
+            with self.subTest(arch=arch):
+                network = export(arch, self.folder, 256)
+                out = self.mgpr("one.tif", f"{arch}.pt", f"{arch}-auto", "task=detect", "tile_size=256",
+                                "batch_size=1", precision="auto")
+                self.assertIn("in bf16 (auto: native", self.last_stdout)
+                expected = reference.placed_boxes(network, str(self.folder / "one.tif"), 256, 0)
+                written = [reference.Box(*(float(row[k]) for k in ("x1", "y1", "x2", "y2", "score")),
+                                         int(row["label"]), (0, 0)) for row in read_boxes(out / "one_detections.csv")]
+                # bf16 reorders the random network's many near-equal low scores, so the check is
+                # on Python's 20 best boxes: each found again, same class, overlapping (measured:
+                # 20 of 20 for both; at IoU 0.9, 9 and 18).
+                best = sorted(expected, key=lambda box: -box.score)[:20]
+                self.assertEqual(len(best), 20, "the random network found too little to compare")
+                found = sum(1 for box in best if any(
+                    other.label == box.label and reference.iou(box, other) >= 0.5 for other in written))
+                self.assertGreaterEqual(found, 18, f"{found} of Python's 20 best boxes found again in bf16")
 
     def test_retinanet_on_overlapping_tiles_gives_the_documented_merge_on_one_and_two_ranks(self):
         network = export("retinanet", self.folder, 192)
