@@ -105,14 +105,20 @@ std::vector<Tile> tiles_to_do(const std::vector<Tile>& tiles, const TileResults&
 // Joins the other ranks (which also tells the plugin's watchdog this rank arrived).
 // Every rank read the journals before this and none appends before the barrier at its
 // end, so all ranks agree on the tiles left to do.
-std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironment& ranks, const DeviceChoice& device,
-                                   const TileResults& done, std::size_t all_tiles, std::size_t tiles_left) {
+RendezvousOptions rendezvous_options(const RunConfig& config) {
   RendezvousOptions rendezvous;
   rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
   rendezvous.peer_timeout = std::chrono::seconds(config.peer_timeout);
+  return rendezvous;
+}
+
+std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironment& ranks, const DeviceChoice& device,
+                                   const std::shared_ptr<EarlyStore>& early_store, const TileResults& done,
+                                   std::size_t all_tiles, std::size_t tiles_left) {
+  auto rendezvous = rendezvous_options(config);
   rendezvous.use_gpu = device.is_cuda;
   rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
-  auto communicator = join_run(ranks, rendezvous);
+  auto communicator = join_run(ranks, rendezvous, early_store);
   if (ranks.rank == 0) {
     const auto journal_folder = journal_dir(config);
     if (!config.resume) {
@@ -232,6 +238,7 @@ void report(const RunConfig& config, const RankEnvironment& ranks, Communicator&
 int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   const auto started = Clock::now();
   install_stop_handlers();
+  const auto early_store = serve_store_early(ranks, rendezvous_options(config));
   auto run = prepare(config, ranks);
 
   TileResults done = config.resume ? read_journals(journal_dir(config)) : TileResults{};
@@ -243,7 +250,7 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
   }
   const std::size_t all_tiles = run.source->tiles().size();
   const auto todo = tiles_to_do(run.source->tiles(), done);
-  auto communicator = join(config, ranks, run.device, done, all_tiles, todo.size());
+  auto communicator = join(config, ranks, run.device, early_store, done, all_tiles, todo.size());
 
   auto summary = base_summary(ranks, run.device);
   summary.warnings = run.model->warnings();

@@ -45,7 +45,17 @@ struct RendezvousOptions {
 // the plugin's watchdog names the same missing ranks. Destroying the communicator of a
 // run of several ranks waits (up to `timeout`) until every rank has destroyed its own,
 // because rank 0 serves the store the others' add() still uses.
-std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options);
+// `early`, where given, is rank 0's store from serve_store_early.
+class EarlyStore;
+std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options,
+                                       const std::shared_ptr<EarlyStore>& early = {});
+
+// Rank 0 serves the run's store before its own slow preparation (model load, the
+// one-tile check), so the other ranks find it listening when they come: a c10d client
+// that finds no server waits up to a second before it tries again (0.58 s of a two-rank
+// run's start, docs/benchmarks.md). Null on the other ranks and for a single rank. It
+// waits for nobody; a port already taken is refused here as join_run would refuse it.
+std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, const RendezvousOptions& options);
 
 // The world_size-1 communicator: add() on an in-process counter, collectives trivial.
 std::unique_ptr<Communicator> make_local_communicator();

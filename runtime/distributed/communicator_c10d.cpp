@@ -357,14 +357,7 @@ std::unique_ptr<Collectives> make_collectives(SharedStore& store, const RankEnvi
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options) {
-  const auto started = Clock::now();
-  if (ranks.world_size <= 1) {
-    Heartbeat::from_environment().arrived();
-    return make_local_communicator();
-  }
+std::string checked_store_address(const RankEnvironment& ranks, const RendezvousOptions& options) {
   if (ranks.master_addr.empty() || ranks.master_port <= 0 || ranks.master_port > 65535) {
     throw UsageError(fmt::format(
         "rank {} of {}: MASTER_ADDR and MASTER_PORT must name rank 0's host and a free port (MASTER_ADDR='{}', "
@@ -374,8 +367,32 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
   if (options.timeout.count() <= 0) {
     throw UsageError("rendezvous_timeout must be at least 1 second");
   }
-  const std::string address = fmt::format("{}:{}", ranks.master_addr, ranks.master_port);
-  auto store = open_store(ranks, options, address);
+  return fmt::format("{}:{}", ranks.master_addr, ranks.master_port);
+}
+
+}  // namespace
+
+class EarlyStore {
+ public:
+  explicit EarlyStore(std::shared_ptr<SharedStore> served) : store(std::move(served)) {}
+  const std::shared_ptr<SharedStore> store;
+};
+
+std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, const RendezvousOptions& options) {
+  if (ranks.world_size <= 1 || ranks.rank != 0) return nullptr;
+  const auto address = checked_store_address(ranks, options);
+  return std::make_shared<EarlyStore>(open_store(ranks, options, address));
+}
+
+std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options,
+                                       const std::shared_ptr<EarlyStore>& early) {
+  const auto started = Clock::now();
+  if (ranks.world_size <= 1) {
+    Heartbeat::from_environment().arrived();
+    return make_local_communicator();
+  }
+  const auto address = checked_store_address(ranks, options);
+  auto store = early ? early->store : open_store(ranks, options, address);
   store->set(arrived_key(ranks.rank), host_name("unknown-host"));
   store->add(kArrivedCount, 1);
   // Reported on arrival, not on success, so the watchdog too names only the absent ranks.

@@ -4,6 +4,8 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include "model/host_heap.hpp"
+
 #ifdef MGPR_HAVE_GDAL
 #include <gdal.h>
 #endif
@@ -13,6 +15,7 @@ namespace mgpr::runtime {
 BackendInfo configure_backend(int threads) {
   BackendInfo info;
   info.torch_version = TORCH_VERSION;
+  info.heap_kept = keep_freed_memory_in_heap();
   at::set_num_threads(threads);
   info.threads = at::get_num_threads();
   info.cuda_available = torch::cuda::is_available();

@@ -11,9 +11,11 @@ struct BackendInfo {
   bool cuda_available = false;
   int cuda_devices = 0;
   int threads = 1;
+  bool heap_kept = false;  // freed memory stays in the heap (model/host_heap.hpp)
 };
 
-// Sets LibTorch's intra-op threads (Debian's build defaults to 1) and reports.
+// Sets LibTorch's intra-op threads (Debian's build defaults to 1) and the heap's
+// policy (model/host_heap.hpp), and reports.
 BackendInfo configure_backend(int threads);
 
 }  // namespace mgpr::runtime

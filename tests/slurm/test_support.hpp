@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mgpr/process.hpp"
+#include "support/eventually.hpp"
 #include "support/text_search.hpp"
 
 namespace mgpr::test {
@@ -52,17 +53,6 @@ inline TimedResult timed_srun(const std::filesystem::path& log_dir, const std::v
   const auto start = std::chrono::steady_clock::now();
   auto result = srun(log_dir, args);
   return {std::move(result), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-}
-
-// Polls `done` every 0.2 s for up to `seconds`: what a step leaves behind (its
-// slurmstepd, the plugin's tidying at step exit) may go a moment after srun returned.
-inline bool eventually(double seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return true;
 }
 
 }  // namespace mgpr::test

@@ -9,7 +9,8 @@
 // timeout=S (rendezvous), gather=1, gpu=1 (NCCL collectives), fail_rank=R with
 // fail=CODE|kill|stop (after rendezvous; stop: SIGSTOP, a hung rank), peer_timeout=S,
 // slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after the work,
-// before leaving).
+// before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
+// seconds before joining: a slow model load).
 #include <signal.h>
 #include <unistd.h>
 
@@ -74,7 +75,9 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   options.timeout = std::chrono::seconds(number(keys, "timeout", 30));
   options.use_gpu = number(keys, "gpu", 0) == 1;
   options.peer_timeout = std::chrono::seconds(number(keys, "peer_timeout", 120));
-  const auto communicator = join_run(ranks, options);
+  const auto early_store = serve_store_early(ranks, options);
+  std::this_thread::sleep_for(std::chrono::seconds(number(keys, "prepare_s", 0)));
+  const auto communicator = join_run(ranks, options, early_store);
   line("joined");
 
   if (number(keys, "fail_rank", -1) == ranks.rank) {

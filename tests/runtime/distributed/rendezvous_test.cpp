@@ -5,11 +5,13 @@
 #include <sys/socket.h>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <sstream>
 
 #include "runtime/distributed/rank_env.hpp"
 #include "support/comm_payload.hpp"
+#include "support/eventually.hpp"
 #include "support/process.hpp"
 
 namespace mgpr::test {
@@ -65,6 +67,34 @@ TEST(Rendezvous, RankArrivingLateWithinTheTimeoutJoins) {
   const auto second = rank1.wait(std::chrono::seconds(60));
   EXPECT_EQ(first.code, 0) << first.err;
   EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(gather_lines(dir.path() / "rank-1.txt"), expected_gather(2));
+}
+
+bool accepts_connections(int port) {
+  const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool connected = ::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(client);
+  return connected;
+}
+
+// A store client that finds no server backs off for up to a second: rank 0 listens
+// while it still prepares, so a rank that is ready first finds the store there.
+TEST(Rendezvous, RankZeroServesTheStoreWhileItStillPrepares) {
+  const TempDir dir;
+  const int port = free_port();
+  Process rank0(rank_args(dir.path(), 20, {"gather=1", "prepare_s=4"}), rank_env(0, 2, port), dir.path(), "rank0");
+  EXPECT_TRUE(eventually(3, [&] { return accepts_connections(port); }))
+      << "rank 0 was not serving its store within 3 s of its start, during its 4 s of preparation";
+  Process rank1(rank_args(dir.path(), 20, {"gather=1"}), rank_env(1, 2, port), dir.path(), "rank1");
+  const auto first = rank0.wait(std::chrono::seconds(60));
+  const auto second = rank1.wait(std::chrono::seconds(60));
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(gather_lines(dir.path() / "rank-0.txt"), expected_gather(2));
   EXPECT_EQ(gather_lines(dir.path() / "rank-1.txt"), expected_gather(2));
 }
 
