@@ -102,9 +102,6 @@ std::vector<Tile> tiles_to_do(const std::vector<Tile>& tiles, const TileResults&
   return todo;
 }
 
-// Joins the other ranks (which also tells the plugin's watchdog this rank arrived).
-// Every rank read the journals before this and none appends before the barrier at its
-// end, so all ranks agree on the tiles left to do.
 RendezvousOptions rendezvous_options(const RunConfig& config) {
   RendezvousOptions rendezvous;
   rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
@@ -112,6 +109,9 @@ RendezvousOptions rendezvous_options(const RunConfig& config) {
   return rendezvous;
 }
 
+// Joins the other ranks (which also tells the plugin's watchdog this rank arrived).
+// Every rank read the journals before this and none appends before the barrier at its
+// end, so all ranks agree on the tiles left to do.
 std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironment& ranks, const DeviceChoice& device,
                                    const std::shared_ptr<EarlyStore>& early_store, const TileResults& done,
                                    std::size_t all_tiles, std::size_t tiles_left) {

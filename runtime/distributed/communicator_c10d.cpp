@@ -1,12 +1,6 @@
 // A run of several ranks: rendezvous over a c10d TCPStore served by rank 0, then Gloo
 // (or NCCL) collectives. The only file that includes c10d's headers, which compile
 // slowly; it keeps to calls that LibTorch 1.13 and PyTorch 2.x spell alike.
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -23,6 +17,7 @@
 
 #include "distributed/collectives.hpp"
 #include "distributed/communicator.hpp"
+#include "distributed/gloo_address.hpp"
 #include "distributed/heartbeat.hpp"
 #include "distributed/peer_watch.hpp"
 #include "distributed/rendezvous_diagnoses.hpp"
@@ -60,36 +55,6 @@ std::string cause_of(const std::exception& error) {
   return text;
 }
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.starts_with("127.") || address == "::1";
-}
-
-// The local address of the interface that routes to rank 0: the one the other nodes can
-// reach too, unlike the host name, which Debian maps to 127.0.1.1. A UDP connect sends
-// nothing; it only chooses the route.
-std::optional<std::string> local_address_towards(const std::string& master_addr, int port) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_DGRAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(master_addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return std::nullopt;
-  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(found, &::freeaddrinfo);
-  const int fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
-  std::optional<std::string> out;
-  sockaddr_storage local{};
-  socklen_t length = sizeof(local);
-  if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
-    char text[INET6_ADDRSTRLEN] = {};
-    const void* raw = local.ss_family == AF_INET6
-                          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&local)->sin6_addr)
-                          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&local)->sin_addr);
-    if (::inet_ntop(local.ss_family, raw, text, sizeof(text)) != nullptr) out = text;
-  }
-  ::close(fd);
-  return out;
-}
-
 std::shared_ptr<::gloo::transport::Device> gloo_device(const RankEnvironment& ranks) {
   using Gloo = ::c10d::ProcessGroupGloo;
   // The variable torch.distributed honours, for nodes with several networks.
@@ -98,8 +63,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const RankEnvironment& ra
     first = first.substr(0, first.find(','));
     return Gloo::createDeviceForInterface(first);
   }
-  if (is_loopback(ranks.master_addr)) return Gloo::createDeviceForHostname("127.0.0.1");
-  if (const auto address = local_address_towards(ranks.master_addr, ranks.master_port)) {
+  if (const auto address = address_towards(ranks.master_addr, ranks.master_port)) {
     return Gloo::createDeviceForHostname(*address);
   }
   return Gloo::createDefaultDevice();
