@@ -156,7 +156,7 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
   auto feed = config.sharding == "static" ? make_static_feed(todo, ranks.rank, ranks.world_size)
                                           : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
   ReaderPool readers(*run.source, config.workers, stoppable(std::move(feed)),
-                     static_cast<std::size_t>(2 * config.batch_size + config.workers));
+                     reader_queue_capacity(config.batch_size, config.workers, run.device));
   const auto run_tiles = static_cast<std::int64_t>(todo.size());
   ProgressPrinter printer(ranks.rank, run_tiles / ranks.world_size, run_tiles, config.log_interval,
                           ::isatty(STDERR_FILENO) != 0);

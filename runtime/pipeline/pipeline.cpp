@@ -34,6 +34,11 @@ torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
 
 }  // namespace
 
+std::size_t reader_queue_capacity(int batch_size, int workers, const DeviceChoice& device) {
+  const int batches_ahead = device.is_cuda ? 2 : 1;
+  return static_cast<std::size_t>(std::max(1, batches_ahead * batch_size + workers));
+}
+
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
                            const PipelineOptions& options) {
   const auto started = Clock::now();

@@ -4,6 +4,7 @@
 // batch is also stacked and copied to the device while the current one computes.
 #include <torch/script.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -41,6 +42,14 @@ struct PipelineOptions {
   // Called after every batch with the running figures: progress lines, the watchdog.
   std::function<void(const PipelineStats&)> on_batch;
 };
+
+// How many tiles the reader pool may hold (ready or being read) for a pipeline of this
+// batch size. On a CPU the next batch is taken only after the forward pass, so one batch
+// (plus a tile per worker in flight) ahead is all the model can use; every tile more is
+// claimed from the shared dynamic feed early and can leave another rank idle at the
+// end. A GPU takes the next batch while the current one computes, and its batches are
+// short against a read's jitter, so it reads two batches ahead.
+std::size_t reader_queue_capacity(int batch_size, int workers, const DeviceChoice& device);
 
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
                            const PipelineOptions& options);

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
-#include <torch/script.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +23,7 @@
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/text_search.hpp"
+#include "support/tile_mean_model.hpp"
 
 namespace mgpr::test::cli {
 
@@ -38,10 +38,7 @@ class MgprCli : public testing::Test {
   static void SetUpTestSuite() {
     GDALAllRegister();
     dir_ = mgpr::test::program_temp_dir().path();
-    torch::jit::Module module("TileMean");
-    module.register_attribute("training", c10::BoolType::get(), false);
-    module.define("def forward(self, x):\n    m = torch.mean(x, [1, 2, 3])\n    return torch.stack([m, -m], 1)\n");
-    module.save((dir_ / "mean.pt").string());
+    mgpr::test::save_tile_mean_model(dir_);  // mean.pt
   }
 
   static fs::path path(const std::string& name) { return dir_ / name; }

@@ -13,6 +13,7 @@
 #include "model/builtin_model.hpp"
 #include "support/error_of.hpp"
 #include "support/temp_dir.hpp"
+#include "support/tile_mean_model.hpp"
 
 namespace {
 
@@ -20,23 +21,9 @@ namespace fs = std::filesystem;
 namespace rt = mgpr::runtime;
 
 using mgpr::test::error_of;
+using mgpr::test::save_tile_mean_model;
 
 fs::path scratch_dir() { return mgpr::test::program_temp_dir().path(); }
-
-// A classifier whose two logits per tile are the tile's mean and its negation: the
-// expected output is known exactly for any input.
-fs::path save_mean_model(const fs::path& dir) {
-  torch::jit::Module module("TileMean");
-  module.register_attribute("training", c10::BoolType::get(), false);
-  module.define(R"(
-def forward(self, x):
-    m = torch.mean(x, [1, 2, 3])
-    return torch.stack([m, -m], 1)
-)");
-  const auto file = dir / "mean.pt";
-  module.save(file.string());
-  return file;
-}
 
 mgpr::RunConfig config_for(const std::string& model, int tile_size) {
   mgpr::RunConfig config;
@@ -49,7 +36,7 @@ mgpr::RunConfig config_for(const std::string& model, int tile_size) {
 const rt::DeviceChoice kCpu{};
 
 TEST(Model, SavedTorchScriptGivesExactOutputs) {
-  const auto file = save_mean_model(scratch_dir());
+  const auto file = save_tile_mean_model(scratch_dir());
   rt::TileModel model(config_for(file.string(), 8), kCpu, 3);
   const auto batch = torch::arange(2 * 3 * 8 * 8, torch::kFloat).reshape({2, 3, 8, 8});
   const auto output = model.forward(batch).toTensor();
@@ -130,7 +117,7 @@ def forward(self, x):
 }
 
 TEST(Model, Fp16OnCpuIsRefusedUnlessForced) {
-  auto config = config_for(save_mean_model(scratch_dir()).string(), 8);
+  auto config = config_for(save_tile_mean_model(scratch_dir()).string(), 8);
   config.precision = "fp16";
   const auto message = error_of([&] { rt::TileModel(config, kCpu, 3); });
   EXPECT_NE(message.find("precision=fp16"), std::string::npos) << message;

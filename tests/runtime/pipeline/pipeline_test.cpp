@@ -1,0 +1,123 @@
+// The rank's loop on the CPU with the fake source and a TorchScript model saved by the
+// test: every tile reaches the consumer once with the model's answer for it, and a rank
+// claims no more tiles from a shared feed than the loop can use.
+#include "pipeline/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "source/fake_source.hpp"
+#include "support/temp_dir.hpp"
+#include "support/tile_mean_model.hpp"
+
+namespace {
+
+namespace rt = mgpr::runtime;
+using namespace std::chrono_literals;
+
+constexpr int kTileSize = 8;
+
+mgpr::RunConfig fake_run(int tiles) {
+  mgpr::RunConfig config;
+  config.use_fake_data = true;
+  config.dummy_dataset_count = tiles;
+  config.tile_size = kTileSize;
+  config.accelerator = "cpu";
+  config.precision = "fp32";
+  config.model = mgpr::test::save_tile_mean_model(mgpr::test::program_temp_dir().path()).string();
+  return config;
+}
+
+// Hands out the source's tiles in order, as a dynamic feed shared with other ranks
+// would, counting how many this rank has claimed.
+struct CountingFeed {
+  explicit CountingFeed(const std::vector<rt::Tile>& all) : tiles(all) {}
+  rt::TileFeed feed() {
+    return [this]() -> std::optional<rt::Tile> {
+      const auto index = claimed.fetch_add(1);
+      if (index >= static_cast<int>(tiles.size())) return std::nullopt;
+      return tiles[static_cast<std::size_t>(index)];
+    };
+  }
+  const std::vector<rt::Tile>& tiles;
+  std::atomic<int> claimed{0};
+};
+
+// A slow consumer (the model's time, on a CPU), so the readers have all the time they
+// want to read ahead; it notes each tile's logit and how many tiles the rank had
+// claimed but not yet finished.
+class SlowConsumer final : public rt::BatchConsumer {
+ public:
+  explicit SlowConsumer(const CountingFeed& feed) : feed_(feed) {}
+  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
+    std::this_thread::sleep_for(30ms);
+    const auto logits = output.toTensor();
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      const auto& pixels = tiles[i].pixels;
+      double sum = 0;
+      for (const float value : pixels) sum += value;
+      EXPECT_NEAR(logits[static_cast<std::int64_t>(i)][0].item<double>(), sum / static_cast<double>(pixels.size()),
+                  1e-5);
+      seen.insert(tiles[i].tile.id.row);  // fake tile i is TileId{0, i, 0}
+    }
+    const int claimed = std::min(feed_.claimed.load(), static_cast<int>(feed_.tiles.size()));
+    most_unfinished = std::max(most_unfinished, claimed - finished);
+    finished += static_cast<int>(tiles.size());
+  }
+  std::multiset<int> seen;
+  int most_unfinished = 0;
+
+ private:
+  const CountingFeed& feed_;
+  int finished = 0;
+};
+
+TEST(Pipeline, EveryTileReachesTheConsumerOnceWithItsOutput) {
+  const auto config = fake_run(23);
+  const auto source = rt::make_fake_source(config);
+  const rt::DeviceChoice cpu{};
+  rt::TileModel model(config, cpu, source->channels());
+  CountingFeed feed(source->tiles());
+  rt::ReaderPool readers(*source, 2, feed.feed(), rt::reader_queue_capacity(4, 2, cpu));
+  SlowConsumer consumer(feed);
+  const auto stats = rt::run_pipeline(readers, model, cpu, consumer, {4, {}});
+  EXPECT_EQ(stats.tiles, 23);
+  EXPECT_EQ(stats.batches, 6);  // five of 4 and the last 3
+  ASSERT_EQ(consumer.seen.size(), 23U);
+  for (int index = 0; index < 23; ++index) EXPECT_EQ(consumer.seen.count(index), 1U) << index;
+}
+
+// On a CPU the next batch is taken only after a forward pass, so a rank needs its
+// current batch, the next and one more being read; a tile claimed beyond that is one
+// another rank sharing the feed could have run while this one is still busy.
+TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
+  constexpr int kBatch = 4;
+  constexpr int kWorkers = 2;
+  const auto config = fake_run(40);
+  const auto source = rt::make_fake_source(config);
+  const rt::DeviceChoice cpu{};
+  const auto capacity = rt::reader_queue_capacity(kBatch, kWorkers, cpu);
+  EXPECT_EQ(capacity, static_cast<std::size_t>(kBatch + kWorkers));
+  rt::TileModel model(config, cpu, source->channels());
+  CountingFeed feed(source->tiles());
+  rt::ReaderPool readers(*source, kWorkers, feed.feed(), capacity);
+  SlowConsumer consumer(feed);
+  rt::run_pipeline(readers, model, cpu, consumer, {kBatch, {}});
+  // The batch being consumed, the next one taken, and the queue; the queue fills while
+  // the consumer sleeps, so the rank does read ahead (more than the two batches it holds).
+  EXPECT_LE(consumer.most_unfinished, 2 * kBatch + static_cast<int>(capacity));
+  EXPECT_GT(consumer.most_unfinished, 2 * kBatch);
+}
+
+TEST(Pipeline, AGpuReadsTwoBatchesAhead) {
+  const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
+  EXPECT_EQ(rt::reader_queue_capacity(16, 2, gpu), 34U);
+  EXPECT_EQ(rt::reader_queue_capacity(16, 2, rt::DeviceChoice{}), 18U);
+}
+
+}  // namespace
