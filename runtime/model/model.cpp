@@ -242,9 +242,13 @@ void TileModel::prepare(const RunConfig& config, const DeviceChoice& device, int
     // from 3.5 to 18 GiB (docs/benchmarks.md). A process-wide switch: a rank runs one model.
     at::globalContext().setBenchmarkCuDNN(config.cudnn_benchmark);
   }
-  // oneDNN's bf16 convolutions want NHWC as cuDNN's tensor cores do: on this project's
-  // CPU, ResNet-50 in bf16 ran 2.7 tiles/s in NCHW and 8.0 in NHWC (docs/benchmarks.md).
-  if (device.is_cuda || autocast_) {
+  // oneDNN's convolutions want NHWC as cuDNN's tensor cores do. On this project's CPU
+  // ResNet-50 in bf16 ran 2.7 tiles/s in NCHW and 8.0 in NHWC, and Faster R-CNN in fp32
+  // 0.92 -> 1.08 tiles/s model-only (ResNet-50 and RetinaNet in fp32 unchanged: the
+  // optimisation below prepacks their convolutions anyway); docs/benchmarks.md. Measured
+  // on LibTorch 2.7 only, so a CPU keeps NCHW under 1.x.
+  const bool cpu_channels_last = TORCH_VERSION_MAJOR >= 2 && (autocast_ || dtype_ == torch::kFloat);
+  if (device.is_cuda || cpu_channels_last) {
     channels_last_ = config.channels_last;
     if (channels_last_) weights_to_channels_last(module_);
   }

@@ -192,6 +192,23 @@ TEST(Model, PrecisionAutoSaysWhatItChoseAndWhy) {
   EXPECT_TRUE(model.warnings().empty());
 }
 
+// channels-last changes only the layout the convolutions read, never the answer.
+TEST(Model, Fp32OnACpuRunsChannelsLastUnderLibTorch2WithTheSameAnswer) {
+  auto config = config_for(save_conv_model(scratch_dir(), false).string(), 16);
+  config.precision = "fp32";
+  rt::TileModel nhwc(config, kCpu, 3);
+  config.channels_last = false;
+  rt::TileModel nchw(config, kCpu, 3);
+  const bool expected = TORCH_VERSION_MAJOR >= 2;
+  EXPECT_EQ(nhwc.description().find("channels-last") != std::string::npos, expected) << nhwc.description();
+  EXPECT_EQ(nchw.description().find("channels-last"), std::string::npos) << nchw.description();
+  const auto batch = torch::rand({2, 3, 16, 16});
+  const auto nhwc_out = nhwc.forward(batch).toTensor();
+  const auto nchw_out = nchw.forward(batch).toTensor();
+  ASSERT_EQ(nhwc_out.sizes(), nchw_out.sizes());
+  EXPECT_TRUE(torch::allclose(nhwc_out, nchw_out, 1e-5, 1e-6)) << nhwc_out << nchw_out;
+}
+
 TEST(Model, PrecisionAutoInBf16StaysCloseToFp32) {
   if (!auto_should_choose_bf16()) {
     GTEST_SKIP() << "precision=auto runs fp32 here (LibTorch " << TORCH_VERSION
