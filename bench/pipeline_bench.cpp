@@ -103,9 +103,10 @@ int main(int argc, char** argv) {
     const double end_to_end_rate = median(end_to_end_rates);
     fmt::print("mgpr model-only: {:.2f} tiles/s (median of {})\n", model_rate, rounds);
     fmt::print("mgpr end-to-end: {:.2f} tiles/s (median of {})\n", end_to_end_rate, rounds);
-    fmt::print("mgpr end-to-end / model-only = {:.3f} (tile {}, batch {}, workers {}, threads {}, {} tiles a measure, {})\n",
-               end_to_end_rate / model_rate, config.tile_size, config.batch_size, config.workers, backend.threads,
-               tile_count, model.description());
+    fmt::print(
+        "mgpr end-to-end / model-only = {:.3f} (tile {}, batch {}, workers {}, threads {}, {} tiles a measure, {})\n",
+        end_to_end_rate / model_rate, config.tile_size, config.batch_size, config.workers, backend.threads, tile_count,
+        model.description());
     if (device.is_cuda) {
       constexpr double kGiB = 1 << 30;
       fmt::print(

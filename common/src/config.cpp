@@ -79,7 +79,7 @@ const std::array kKeys{
     ConfigKey{"model_libraries", &RunConfig::model_libraries,
               "shared libraries of custom operators the model needs (e.g. torchvision's), loaded before it"},
     ConfigKey{"channels_last", &RunConfig::channels_last,
-              "run the model in channels-last (NHWC) layout: faster on tensor cores and, on a CPU, in oneDNN (LibTorch 2.x; fp32 and bf16)"},
+              "run the model in channels-last (NHWC): faster on tensor cores, and in oneDNN on a CPU (LibTorch 2.x)"},
     ConfigKey{
         "cudnn_benchmark", &RunConfig::cudnn_benchmark,
         "GPU: let cuDNN time its algorithms on the first batch (off: no gain measured on an H100, 5x the peak memory)"},
