@@ -183,6 +183,7 @@ TEST(Model, PrecisionAutoSaysWhatItChoseAndWhy) {
     EXPECT_NE(said.find("in bf16 (auto: native "), std::string::npos) << said;
     EXPECT_NE(said.find("autocast"), std::string::npos) << said;
     EXPECT_NE(said.find("channels-last"), std::string::npos) << said;
+    EXPECT_NE(said.find("frozen"), std::string::npos) << said;
     EXPECT_TRUE(model.uses_autocast());
   } else {
     EXPECT_NE(said.find("in fp32 (auto: "), std::string::npos) << said;
