@@ -109,6 +109,17 @@ for doc in "${docs[@]}"; do
     fi
   done < <(prose "$doc" | awk -F'\t' '{
       n = split($2, part, "`"); for (i = 2; i < n; i += 2) { split(part[i], w, " "); print $1 "\t" w[1] } }')
+  # Paths in commands of fenced code blocks: "LINE<TAB>word made of path characters".
+  while IFS=$'\t' read -r lineno word; do
+    word=${word%.}
+    top=${word%%/*}
+    if [ "$top" != "$word" ] && is_topdir "$top" && [ ! -e "$word" ]; then
+      fail "$doc:$lineno (a command) names $word, which does not exist"
+    fi
+  done < <(awk '/^ *```/ { fence = !fence; next } fence {
+      line = $0; while (match(line, /[A-Za-z0-9_.\/-]+/)) {
+        word = substr(line, RSTART, RLENGTH); line = substr(line, RSTART + RLENGTH)
+        if (word ~ /\// && substr(line, 1, 1) !~ /[<*$]/) print NR "\t" word } }' "$doc")
   # Relative links and images: "LINE<TAB>target".
   while IFS=$'\t' read -r lineno target; do
     case "$target" in http://* | https://* | mailto:*) continue ;; esac
