@@ -1,7 +1,7 @@
 #pragma once
 // Helpers of the multi-node tests: they run on a second local cluster of two hosts
-// (scripts/local-slurm start DIR --nodes 2 --gpus a100:2, network namespaces, one slurmd
-// each), whose SLURM_CONF CTest gives them.
+// (tools/local-slurm/local-slurm start DIR --nodes 2 --gpus a100:2, network namespaces,
+// one slurmd each), whose SLURM_CONF CTest gives them.
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
