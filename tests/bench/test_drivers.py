@@ -159,7 +159,8 @@ class CpuScalingTest(unittest.TestCase):
             self.assertEqual(lines[0], f"# mgpr 0.9.0 (LibTorch 2.7.0, GDAL 3.6.2); {self.cpu()}")
             self.assertEqual(lines[1], "# MODEL=builtin:resnet50 TASK=classify TILE=512 SIZE=2048 BATCH=4 "
                                        "WORKERS=2 ROUNDS=3 precision=fp32")
-            runs = [re.match(r"^(\S+) round (\d): 16 tiles in [0-9.]+ s, [0-9.]+ tiles/s$", line) for line in lines[2:11]]
+            runs = [re.match(r"^(\S+) round (\d): 16 tiles in [0-9.]+ s, [0-9.]+ tiles/s$", line)
+                    for line in lines[2:11]]
             self.assertTrue(all(runs), lines)
             self.assertEqual([run.group(1) for run in runs],
                              ["1x2", "2x1", "1x1", "2x1", "1x1", "1x2", "1x1", "1x2", "2x1"])
