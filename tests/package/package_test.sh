@@ -26,6 +26,7 @@ for package in "${packages[@]}"; do
 done
 
 cluster=$work/c
+# shellcheck disable=SC2317  # run by the EXIT trap, which shellcheck does not follow
 cleanup() {
   "$local_slurm" stop "$cluster" >/dev/null 2>&1
   apt-get purge -y -q "${packages[@]}" >/dev/null 2>&1
@@ -64,7 +65,7 @@ for package in "${packages[@]}"; do
 done
 plugin=$(dpkg -L mgpr-spank | grep '/slurm-wlm/mgpr.so$')
 snippet=/etc/slurm/plugstack.conf.d/mgpr.conf
-[ -n "$plugin" ] && [ -f "$plugin" ] || fail "the plugin is not under Debian's slurm-wlm plugin folder"
+if [ -z "$plugin" ] || [ ! -f "$plugin" ]; then fail "the plugin is not under Debian's slurm-wlm plugin folder"; fi
 dpkg-query -W -f='${Conffiles}\n' mgpr-spank | grep -q " $snippet " || fail "$snippet is not a conffile"
 grep -q "^#optional $plugin " "$snippet" || fail "$snippet lacks the commented plugin line"
 grep -q "^[^#]*mgpr.so" "$snippet" && fail "$snippet enables the plugin before the administrator does"

@@ -9,7 +9,7 @@ alive=0
 for pid in "${pids[@]}"; do
   state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
   if [ -n "$state" ] && [ "$state" != Z ]; then
-    echo "daemon pid $pid ($(tr '\0' ' ' < /proc/$pid/cmdline)) still running after stop"
+    echo "daemon pid $pid ($(tr '\0' ' ' < "/proc/$pid/cmdline")) still running after stop"
     alive=1
   fi
 done

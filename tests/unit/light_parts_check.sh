@@ -15,5 +15,5 @@ for binary in "$plugin" "$@"; do
   heavy=$(ldd "$binary" | grep -E 'libtorch|libc10|libgdal' || true)
   if [ -n "$heavy" ]; then echo "FAIL: $binary links $heavy"; status=1; fi
 done
-[ $status = 0 ] && echo "ok: plugin exports $(echo $exports | wc -w) Slurm symbols; no LibTorch/GDAL in $plugin $*"
+[ $status = 0 ] && echo "ok: plugin exports $(wc -w <<<"$exports") Slurm symbols; no LibTorch/GDAL in $plugin $*"
 exit $status

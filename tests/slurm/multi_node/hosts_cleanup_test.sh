@@ -55,7 +55,9 @@ round() {
   [ "$(wc -w <<<"$links")" = 4 ] || fail "$what: expected a bridge and 3 veth links, got: $links"
   bridge=$(sed -n 's/.*BRIDGE=\(\S*\).*/\1/p' "$dir/run/net.env")
   other_bridge=$(sed -n 's/.*BRIDGE=\(\S*\).*/\1/p' "$other/run/net.env")
-  [ -n "$bridge" ] && [ "$bridge" != "$other_bridge" ] || fail "$what: bridge '$bridge' vs the other's '$other_bridge'"
+  if [ -z "$bridge" ] || [ "$bridge" = "$other_bridge" ]; then
+    fail "$what: bridge '$bridge' vs the other's '$other_bridge'"
+  fi
   [ "$(sed -n 's/SUBNET=\(\S*\).*/\1/p' "$dir/run/net.env")" != "$(sed -n 's/SUBNET=\(\S*\).*/\1/p' "$other/run/net.env")" ] ||
     fail "$what: both clusters on one subnet"
   [ "$("$local_slurm" exec "$dir" node3 hostname)" = node3 ] || fail "$what: node3 is not its own host"
@@ -63,11 +65,12 @@ round() {
   "$local_slurm" stop "$dir" || fail "$what: stop failed"
   check_nothing_left "$what" "$names" "$links" "$inodes"
   "$local_slurm" stop "$dir" || fail "$what: a second stop failed"
-  echo "$what: namespaces ($(echo $names)), links ($(echo $links)) and processes all gone"
+  echo "$what: namespaces (${names//$'\n'/ }), links (${links//$'\n'/ }) and processes all gone"
 }
 
 round "clean stop" ":"
 # A daemon killed outright, and a process on a node that no job owns.
+# shellcheck disable=SC2016  # expanded when round evaluates it
 round "after kill -9" '
   setsid "$local_slurm" exec "$dir" node3 sleep 600 </dev/null >/dev/null 2>&1 &
   sleep 0.5
