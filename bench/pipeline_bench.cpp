@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "distributed/sharding.hpp"
+#include "app/run_plan.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
@@ -57,19 +58,24 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto config = mgpr::resolve_config({}, arguments);
-    const auto backend = rt::configure_backend(config.threads > 0 ? config.threads : 1);
-    const auto device = rt::choose_device(config, 0);
-    const auto source = rt::make_tile_source(config);
-    rt::TileModel model(config, device, source->channels());
+    auto config = mgpr::resolve_config({}, arguments);
+    // One thread unless told: a figure that does not depend on the machine's CPU count.
+    if (config.threads == 0) config.threads = 1;
+    const auto plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+    const auto backend = rt::configure_backend(plan.threads);
+    const auto& device = plan.device;
+    const auto source = rt::make_tile_source(plan.source);
+    rt::TileModel model(plan.model, device, source->channels(), plan.execution);
+    const int batch_size = plan.in_flight.batch_size;
+    const int tile_size = plan.source.tile_size;
     std::vector<rt::Tile> repeated;
     for (int r = 0; r < repeats; ++r) repeated.insert(repeated.end(), source->tiles().begin(), source->tiles().end());
     const auto tile_count = static_cast<std::int64_t>(repeated.size());
-    const auto batches = (tile_count + config.batch_size - 1) / config.batch_size;
+    const auto batches = (tile_count + batch_size - 1) / batch_size;
 
     // Model-only: the batch already on the device, so the figure is the model's alone.
     const auto batch =
-        torch::rand({config.batch_size, source->channels(), config.tile_size, config.tile_size}).to(device.device);
+        torch::rand({batch_size, source->channels(), tile_size, tile_size}).to(device.device);
     const auto wait_for_device = [&] {
       if (device.is_cuda) torch::cuda::synchronize();
     };
@@ -86,17 +92,17 @@ int main(int argc, char** argv) {
       for (std::int64_t i = 0; i < batches; ++i) model.forward(batch);
       wait_for_device();
       const double model_s = seconds_since(model_started);
-      model_rates.push_back(static_cast<double>(batches * config.batch_size) / model_s);
+      model_rates.push_back(static_cast<double>(batches * batch_size) / model_s);
 
-      rt::ReaderPool readers(*source, config.workers, rt::make_static_feed(repeated, 0, 1),
-                             rt::reader_queue_capacity(config.batch_size, config.workers, device));
+      rt::ReaderPool readers(*source, plan.in_flight.workers, rt::make_static_feed(repeated, 0, 1),
+                             plan.in_flight.reader_queue());
       DiscardOutputs discard;
-      stats = rt::run_pipeline(readers, model, device, discard, {config.batch_size, {}});
+      stats = rt::run_pipeline(readers, model, device, discard, {batch_size, {}});
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(
           "round {}: model-only {} tiles in {:.2f} s = {:.2f} tiles/s; end-to-end {} tiles in {:.2f} s = {:.2f} "
           "tiles/s (forward passes {:.2f} s, waited {:.2f} s for data, readers busy {:.2f} s)\n",
-          round, batches * config.batch_size, model_s, model_rates.back(), stats.tiles, stats.elapsed_s,
+          round, batches * batch_size, model_s, model_rates.back(), stats.tiles, stats.elapsed_s,
           end_to_end_rates.back(), stats.model_s, stats.data_wait_s, stats.read_s);
     }
     const double model_rate = median(model_rates);
@@ -105,7 +111,7 @@ int main(int argc, char** argv) {
     fmt::print("mgpr end-to-end: {:.2f} tiles/s (median of {})\n", end_to_end_rate, rounds);
     fmt::print(
         "mgpr end-to-end / model-only = {:.3f} (tile {}, batch {}, workers {}, threads {}, {} tiles a measure, {})\n",
-        end_to_end_rate / model_rate, config.tile_size, config.batch_size, config.workers, backend.threads, tile_count,
+        end_to_end_rate / model_rate, tile_size, batch_size, plan.in_flight.workers, backend.threads, tile_count,
         model.description());
     if (device.is_cuda) {
       constexpr double kGiB = 1 << 30;

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <vector>
 
-#include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "source/reader_pool.hpp"
@@ -54,7 +53,7 @@ PassResult read_every_tile(const TileSource& source, int workers, std::size_t qu
 }  // namespace
 
 int main(int argc, char** argv) {
-  mgpr::RunConfig config;
+  mgpr::runtime::SourceOptions config;
   std::string raster;
   std::vector<int> worker_counts{1, 2};
   int queue_per_worker = 2;
@@ -67,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--passes", passes, "timed passes per worker count (the best is printed)")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
   try {
-    config.image_path = {raster};
+    config.rasters = {raster};
     const auto source = mgpr::runtime::make_tile_source(config);
     const auto& description = source->rasters().front();
     fmt::print("raster {}: {}x{} {}, bands {}, {} tiles of {}^2\n", raster, description.width, description.height,

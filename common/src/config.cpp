@@ -18,22 +18,19 @@
 #include "config_value_checks.hpp"
 #include "foreign_names.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/run_choices.hpp"
 #include "mgpr/text.hpp"
 #include "override_grammar.hpp"
 
 namespace mgpr {
 namespace {
 
-constexpr std::array<std::string_view, 3> kAccelerators{"auto", "gpu", "cpu"};
 // Thread counts beyond any node's cores only thrash (and thousands of threads can hang
 // the start); a batch beyond this is a typo that would end in a bare bad_alloc.
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxBatch = 4096;
 // A day: past it a timeout is a typo, not a plan.
 constexpr int kMaxTimeout = 86400;
-constexpr std::array<std::string_view, 4> kPrecisions{"auto", "fp32", "fp16", "bf16"};
-constexpr std::array<std::string_view, 3> kTasks{"classify", "detect", "segment"};
-constexpr std::array<std::string_view, 2> kShardings{"dynamic", "static"};
 
 const std::array kKeys{
     ConfigKey{"image_path", &RunConfig::image_path, "rasters to process (also given as positional arguments)"},
@@ -48,13 +45,13 @@ const std::array kKeys{
     ConfigKey{"image_size", &RunConfig::image_size, "side in pixels of the raster mgpr-test-image writes", {}, 1},
     ConfigKey{"tile_size", &RunConfig::tile_size, "tile side in pixels", {}, 1},
     ConfigKey{"overlap", &RunConfig::overlap, "minimum overlap between neighbouring tiles, in pixels"},
-    ConfigKey{"sharding", &RunConfig::sharding, "how tiles go to ranks", kShardings},
+    ConfigKey{"sharding", &RunConfig::sharding, "how tiles go to ranks", kShardingNames},
     ConfigKey{"model", &RunConfig::model, "TorchScript file, or builtin:resnet50"},
-    ConfigKey{"task", &RunConfig::task, "what the model's output means", kTasks},
-    ConfigKey{"precision", &RunConfig::precision, "inference precision (auto: bf16 on CPUs that compute it natively with LibTorch 2.x, else fp32)", kPrecisions},
+    ConfigKey{"task", &RunConfig::task, "what the model's output means", kTaskNames},
+    ConfigKey{"precision", &RunConfig::precision, "inference precision (auto: bf16 on CPUs that compute it natively with LibTorch 2.x, else fp32)", kPrecisionNames},
     ConfigKey{"batch_size", &RunConfig::batch_size, "tiles per forward pass", {}, 1, kMaxBatch},
     ConfigKey{"gpus", &RunConfig::gpus, "ranks to start when run outside Slurm (one per GPU)", {}, 1},
-    ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAccelerators},
+    ConfigKey{"accelerator", &RunConfig::accelerator, "device to run the model on", kAcceleratorNames},
     ConfigKey{"workers", &RunConfig::workers, "reader threads per rank", {}, 1, kMaxThreads},
     ConfigKey{"threads",
               &RunConfig::threads,

@@ -14,6 +14,7 @@
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "mgpr/run_choices.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
 
@@ -26,13 +27,15 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   const auto ranks = mgpr::rank_environment_from_env();
   if (!ranks && config.gpus > 1) {
     // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
-    const bool on_gpus = config.accelerator != "cpu" && rt::configure_backend(1).cuda_available;
+    const bool on_gpus =
+        mgpr::parse_accelerator(config.accelerator) != mgpr::Accelerator::kCpu && rt::configure_backend(1).cuda_available;
     std::vector<std::string> forwarded = arguments;
     if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
     return rt::run_local_ranks(config.gpus, on_gpus, forwarded);
   }
   rt::follow_local_launcher();
-  return rt::run_rank(config, ranks.value_or(mgpr::RankEnvironment{}));
+  const auto rank = ranks.value_or(mgpr::RankEnvironment{});
+  return rt::run_rank(rt::make_run_plan(config, rank), rank);
 }
 
 }  // namespace

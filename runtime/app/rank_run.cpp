@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -18,7 +16,6 @@
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/process.hpp"
-#include "mgpr/text.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
 #include "model/device_memory.hpp"
@@ -40,32 +37,17 @@ using Clock = std::chrono::steady_clock;
 // The store's counter of tiles every rank has done, for rank 0's progress line.
 constexpr const char* kRunProgressKey = "mgpr/tiles-done";
 
-// Slurm's CPUs per task when set; otherwise the CPUs this process may run on, shared
-// between the ranks of this machine so local ranks do not oversubscribe it.
-int default_threads(const RankEnvironment& ranks) {
-  // A value that is not a whole number from 1 up is ignored, and the CPUs decide.
-  if (const char* cpus = std::getenv(env::kSlurmCpusPerTask)) {
-    if (const auto count = parse_number<int>(cpus, 1, 1 << 20)) return *count;
-  }
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int usable = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
-                                                                    : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-  return std::max(1, usable / std::max(1, ranks.local_world_size));
-}
-
 // What the prepare phase settles, before any rank waits on another.
 struct Prepared {
   BackendInfo backend;
-  DeviceChoice device;
   std::unique_ptr<TileSource> source;
   std::unique_ptr<TileModel> model;
   std::unique_ptr<TaskOutput> output;
 };
 
-void print_banner(const RankEnvironment& ranks, const Prepared& run) {
+void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, const Prepared& run) {
   fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
-             kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), run.device.name,
+             kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), device.name,
              run.backend.threads, run.backend.torch_version, run.backend.gdal_version);
   if (ranks.rank == 0) {
     for (const auto& raster : run.source->rasters()) {
@@ -81,16 +63,15 @@ void print_banner(const RankEnvironment& ranks, const Prepared& run) {
 
 // Inputs and model are checked before rendezvous: a bad input fails every rank at
 // once with the same message, instead of leaving peers waiting.
-Prepared prepare(const RunConfig& config, const RankEnvironment& ranks) {
+Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   Prepared run;
-  run.backend = configure_backend(config.threads > 0 ? config.threads : default_threads(ranks));
-  run.device = choose_device(config, ranks.local_rank);
-  run.source = make_tile_source(config);
-  check_memory_budget(config, run.source->channels());
-  run.model = std::make_unique<TileModel>(config, run.device, run.source->channels());
-  run.output = make_task_output(plan_outputs(config, *run.source));
-  run.output->check_output(run.model->dummy_output(), 1, config.tile_size);
-  print_banner(ranks, run);
+  run.backend = configure_backend(plan.threads);
+  run.source = make_tile_source(plan.source);
+  check_run_fits(plan, run.source->channels());
+  run.model = std::make_unique<TileModel>(plan.model, plan.device, run.source->channels(), plan.execution);
+  run.output = make_task_output(plan_outputs(plan.output, *run.source));
+  run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
+  print_banner(ranks, plan.device, run);
   return run;
 }
 
@@ -102,34 +83,23 @@ std::vector<Tile> tiles_to_do(const std::vector<Tile>& tiles, const TileResults&
   return todo;
 }
 
-RendezvousOptions rendezvous_options(const RunConfig& config) {
-  RendezvousOptions rendezvous;
-  rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
-  rendezvous.peer_timeout = std::chrono::seconds(config.peer_timeout);
-  return rendezvous;
-}
-
 // Joins the other ranks (which also tells the plugin's watchdog this rank arrived).
 // Every rank read the journals before this and none appends before the barrier at its
 // end, so all ranks agree on the tiles left to do.
-std::unique_ptr<Communicator> join(const RunConfig& config, const RankEnvironment& ranks, const DeviceChoice& device,
+std::unique_ptr<Communicator> join(const RunPlan& plan, const RankEnvironment& ranks,
                                    const std::shared_ptr<EarlyStore>& early_store, const TileResults& done,
                                    std::size_t all_tiles, std::size_t tiles_left) {
-  auto rendezvous = rendezvous_options(config);
-  rendezvous.use_gpu = device.is_cuda;
-  rendezvous.device_index = device.is_cuda ? static_cast<int>(device.device.index()) : 0;
-  auto communicator = join_run(ranks, rendezvous, early_store);
+  auto communicator = join_run(ranks, plan.rendezvous, early_store);
   if (ranks.rank == 0) {
-    const auto journal_folder = journal_dir(config);
-    if (!config.resume) {
-      if (const auto failed = remove_journals(journal_folder); !failed.empty()) {
+    if (!plan.resume) {
+      if (const auto failed = remove_journals(plan.journal_folder); !failed.empty()) {
         throw IoError(
             fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by hand", failed));
       }
     }
     if (!done.empty()) {
       fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(), all_tiles,
-                 journal_folder.string(), tiles_left);
+                 plan.journal_folder.string(), tiles_left);
     }
     std::fflush(stdout);
   }
@@ -148,17 +118,15 @@ TileFeed stoppable(TileFeed feed) {
 // The tile loop over this rank's share of `todo`; then every rank learns every result
 // (into `done`), so all agree whether the run is complete, and rank 0 writes the
 // outputs only then. Returns whether it is complete.
-bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& run, Communicator& communicator,
+bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, Communicator& communicator,
              const std::vector<Tile>& todo, std::size_t all_tiles, TileResults& done, RankSummary& summary) {
-  const auto journal_folder = journal_dir(config);
-  TileJournal journal(journal_folder, ranks.rank);
+  TileJournal journal(plan.journal_folder, ranks.rank);
   run.output->set_journal(&journal);
-  auto feed = config.sharding == "static" ? make_static_feed(todo, ranks.rank, ranks.world_size)
-                                          : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
-  ReaderPool readers(*run.source, config.workers, stoppable(std::move(feed)),
-                     reader_queue_capacity(config.batch_size, config.workers, run.device));
+  auto feed = plan.sharding == Sharding::kStatic ? make_static_feed(todo, ranks.rank, ranks.world_size)
+                                                 : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
+  ReaderPool readers(*run.source, plan.in_flight.workers, stoppable(std::move(feed)), plan.in_flight.reader_queue());
   const auto run_tiles = static_cast<std::int64_t>(todo.size());
-  ProgressPrinter printer(ranks.rank, run_tiles / ranks.world_size, run_tiles, config.log_interval,
+  ProgressPrinter printer(ranks.rank, run_tiles / ranks.world_size, run_tiles, plan.log_interval,
                           ::isatty(STDERR_FILENO) != 0);
   auto heartbeat = Heartbeat::from_environment();
   TimelineRecorder timeline(summary.timeline);
@@ -179,7 +147,8 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
   };
-  const auto stats = run_pipeline(readers, *run.model, run.device, *run.output, {config.batch_size, on_batch});
+  const auto stats =
+      run_pipeline(readers, *run.model, plan.device, *run.output, {plan.in_flight.batch_size, on_batch});
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
@@ -204,7 +173,7 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
       return false;
     }
     // The outputs are complete; a journal left behind only makes a rerun redo the writing.
-    if (const auto failed = remove_journals(journal_folder); !failed.empty()) {
+    if (const auto failed = remove_journals(plan.journal_folder); !failed.empty()) {
       fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", failed);
     }
   }
@@ -212,7 +181,7 @@ bool process(const RunConfig& config, const RankEnvironment& ranks, Prepared& ru
 }
 
 // Rank 0 prints every rank's summary as one table; all ranks wait for it.
-void report(const RunConfig& config, const RankEnvironment& ranks, Communicator& communicator,
+void report(const RunPlan& plan, const RankEnvironment& ranks, Communicator& communicator,
             const RankSummary& summary, const TileResults& done, std::size_t all_tiles, bool complete,
             Clock::time_point started) {
   const auto gathered = communicator.all_gather(to_json_text(summary));
@@ -226,7 +195,7 @@ void report(const RunConfig& config, const RankEnvironment& ranks, Communicator&
       fmt::print(
           "# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
           "job does so) to finish the rest\n",
-          done.size(), all_tiles, journal_dir(config).string());
+          done.size(), all_tiles, plan.journal_folder.string());
     }
     std::fflush(stdout);
   }
@@ -235,28 +204,28 @@ void report(const RunConfig& config, const RankEnvironment& ranks, Communicator&
 
 }  // namespace
 
-int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
+int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
   const auto started = Clock::now();
   install_stop_handlers();
-  const auto early_store = serve_store_early(ranks, rendezvous_options(config));
-  auto run = prepare(config, ranks);
+  const auto early_store = serve_store_early(ranks, plan.rendezvous);
+  auto run = prepare(plan, ranks);
 
-  TileResults done = config.resume ? read_journals(journal_dir(config)) : TileResults{};
+  TileResults done = plan.resume ? read_journals(plan.journal_folder) : TileResults{};
   if (const auto foreign = keep_results_of(done, run.source->tiles()); foreign > 0 && ranks.rank == 0) {
     fmt::print(stderr,
                "mgpr: warning: {} result(s) in the journal {} are for tiles these inputs do not have; they are "
                "ignored and those tiles computed again\n",
-               foreign, journal_dir(config).string());
+               foreign, plan.journal_folder.string());
   }
   const std::size_t all_tiles = run.source->tiles().size();
   const auto todo = tiles_to_do(run.source->tiles(), done);
-  auto communicator = join(config, ranks, run.device, early_store, done, all_tiles, todo.size());
+  auto communicator = join(plan, ranks, early_store, done, all_tiles, todo.size());
 
-  auto summary = base_summary(ranks, run.device);
+  auto summary = base_summary(ranks, plan.device);
   summary.warnings = run.model->warnings();
   bool complete = false;
   try {
-    complete = process(config, ranks, run, *communicator, todo, all_tiles, done, summary);
+    complete = process(plan, ranks, run, *communicator, todo, all_tiles, done, summary);
   } catch (const std::exception& failure) {
     // Whatever was measured is kept: the summary says which rank failed and why.
     summary.status = RankStatus::kFailed;
@@ -272,7 +241,7 @@ int run_rank(const RunConfig& config, const RankEnvironment& ranks) {
                                 strsignal(stop_signal()), done.size(), all_tiles);
   }
   write_rank_summary(summary);
-  report(config, ranks, *communicator, summary, done, all_tiles, complete, started);
+  report(plan, ranks, *communicator, summary, done, all_tiles, complete, started);
   return complete ? 0 : kExitStopped;
 }
 

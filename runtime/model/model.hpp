@@ -1,14 +1,16 @@
 #pragma once
 // The model: a TorchScript file (torch::jit::load) or a built-in one, placed on the
-// rank's device in the run's precision (autocast on a GPU, and for bf16 on a CPU with
-// LibTorch 2.x; else a cast model), checked once on a dummy tile so a model that
-// expects another input shape is reported before any tile is read.
+// rank's device and run as the run plan's execution plan says (model/execution_policy.hpp:
+// precision, autocast, layout, optimisation), checked once on a dummy tile so a model
+// that expects another input shape is reported before any tile is read.
 #include <torch/script.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
-#include "mgpr/config.hpp"
+#include "mgpr/run_choices.hpp"
+#include "model/execution_policy.hpp"
 
 namespace mgpr::runtime {
 
@@ -21,20 +23,26 @@ struct DeviceChoice {
 // CUDA when the build and the machine have it and accelerator allows (the rank's one
 // visible GPU, or local_rank modulo the visible ones), else CPU. accelerator=gpu with no
 // GPU is a UsageError with the fix.
-DeviceChoice choose_device(const RunConfig& config, int local_rank);
+DeviceChoice choose_device(Accelerator accelerator, int local_rank);
 
-// The precision a run uses: precision= as given, or what precision=auto chose and why.
-struct PrecisionChoice {
-  std::string name;  // fp32, fp16, bf16
-  bool automatic = false;
-  std::string why;   // for the banner; empty unless automatic
+// What the execution policy needs to know of `device` and this build.
+ExecutionFacts execution_facts(const DeviceChoice& device);
+
+// The model stage's own options.
+struct ModelOptions {
+  std::string model = "builtin:resnet50";  // a TorchScript file, or builtin:resnet50
+  std::vector<std::string> libraries;      // custom operators' shared libraries, loaded first
+  int tile_size = 1024;                    // the one-tile check's side
 };
 
 class TileModel {
  public:
-  // Throws UsageError naming the model and what is wrong (missing, not TorchScript,
-  // wrong input shape, a precision the device cannot run).
-  TileModel(const RunConfig& config, const DeviceChoice& device, int channels);
+  // Loads the model and runs the first of `plans` (model/execution_policy.hpp) that
+  // passes the one-tile check; a later plan is the fallback of an earlier one, and its
+  // use is one of warnings(). Throws UsageError naming the model and what is wrong
+  // (missing, not TorchScript, wrong input shape).
+  TileModel(const ModelOptions& options, const DeviceChoice& device, int channels,
+            std::span<const ExecutionPlan> plans);
 
   // Runs one batch [B, C, H, W] (float32, any device) under InferenceMode; the output
   // stays on the model's device.
@@ -51,7 +59,7 @@ class TileModel {
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  void prepare(const RunConfig& config, const DeviceChoice& device, int channels, const PrecisionChoice& precision);
+  void prepare(const ModelOptions& options, const DeviceChoice& device, int channels, const ExecutionPlan& plan);
 
   torch::jit::Module module_;
   torch::Device device_;

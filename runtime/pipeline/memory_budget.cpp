@@ -10,6 +10,7 @@
 
 #include "mgpr/error.hpp"
 #include "mgpr/text.hpp"
+#include "mgpr/tile_limits.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -26,11 +27,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
-std::uint64_t pipeline_host_bytes(const RunConfig& config, int channels) {
-  const auto tile_pixels = static_cast<std::uint64_t>(config.tile_size) * static_cast<std::uint64_t>(config.tile_size);
-  const auto tile_bytes = tile_pixels * static_cast<std::uint64_t>(std::max(channels, 1)) * sizeof(float);
-  const auto tiles = 4 * static_cast<std::uint64_t>(config.batch_size) + static_cast<std::uint64_t>(config.workers);
-  return tiles * tile_bytes;
+std::uint64_t pipeline_host_bytes(std::size_t tiles_in_flight, int tile_size, int channels) {
+  return static_cast<std::uint64_t>(tiles_in_flight) * static_cast<std::uint64_t>(float_tile_bytes(tile_size, channels));
 }
 
 std::optional<std::uint64_t> memory_limit_bytes() {
@@ -44,15 +42,16 @@ std::optional<std::uint64_t> memory_limit_bytes() {
   return limit;
 }
 
-void check_memory_budget(const RunConfig& config, int channels, std::optional<std::uint64_t> limit) {
+void check_memory_budget(const InFlightTiles& in_flight, int tile_size, int channels,
+                         std::optional<std::uint64_t> limit) {
   if (!limit) return;
-  const auto needed = pipeline_host_bytes(config, channels);
+  const auto needed = pipeline_host_bytes(in_flight.total(), tile_size, channels);
   if (needed <= *limit) return;
   throw UsageError(fmt::format(
       "batch_size={} with tile_size={} ({} band{}) needs about {:.1f} GiB of host memory for the tiles in flight "
       "alone, more than the {:.1f} GiB this rank may use; lower batch_size or tile_size (or ask Slurm for more "
       "memory with --mem)",
-      config.batch_size, config.tile_size, channels, channels == 1 ? "" : "s", static_cast<double>(needed) / kGiB,
+      in_flight.batch_size, tile_size, channels, channels == 1 ? "" : "s", static_cast<double>(needed) / kGiB,
       static_cast<double>(*limit) / kGiB));
 }
 

@@ -34,9 +34,14 @@ torch::Tensor stack_tiles(std::span<const TileData> tiles, bool pinned) {
 
 }  // namespace
 
-std::size_t reader_queue_capacity(int batch_size, int workers, const DeviceChoice& device) {
-  const int batches_ahead = device.is_cuda ? 2 : 1;
-  return static_cast<std::size_t>(std::max(1, batches_ahead * batch_size + workers));
+std::size_t InFlightTiles::reader_queue() const {
+  return static_cast<std::size_t>(std::max(1, batches_read_ahead * batch_size + workers));
+}
+
+std::size_t InFlightTiles::held_by_pipeline() const { return 3 * static_cast<std::size_t>(std::max(1, batch_size)); }
+
+InFlightTiles in_flight_tiles(int batch_size, int workers, const DeviceChoice& device) {
+  return {batch_size, workers, device.is_cuda ? 2 : 1};
 }
 
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,

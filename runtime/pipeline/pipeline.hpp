@@ -43,13 +43,27 @@ struct PipelineOptions {
   std::function<void(const PipelineStats&)> on_batch;
 };
 
-// How many tiles the reader pool may hold (ready or being read) for a pipeline of this
-// batch size. On a CPU the next batch is taken only after the forward pass, so one batch
-// (plus a tile per worker in flight) ahead is all the model can use; every tile more is
-// claimed from the shared dynamic feed early and can leave another rank idle at the
-// end. A GPU takes the next batch while the current one computes, and its batches are
-// short against a read's jitter, so it reads two batches ahead.
-std::size_t reader_queue_capacity(int batch_size, int workers, const DeviceChoice& device);
+// The tiles a rank holds in host memory at once, counted once for the reader pool's
+// queue and for the memory budget (pipeline/memory_budget.hpp).
+struct InFlightTiles {
+  int batch_size = 4;
+  int workers = 2;
+  // On a CPU the next batch is taken only after the forward pass, so one batch (plus a
+  // tile per worker in flight) ahead is all the model can use; every tile more is claimed
+  // from the shared dynamic feed early and can leave another rank idle at the end. A GPU
+  // takes the next batch while the current one computes, and its batches are short
+  // against a read's jitter, so it reads two batches ahead.
+  int batches_read_ahead = 1;
+
+  // What the reader pool may hold, ready or being read.
+  [[nodiscard]] std::size_t reader_queue() const;
+  // Besides the queue, run_pipeline holds the batch in the model, the next one being
+  // filled and one of them stacked into a single tensor.
+  [[nodiscard]] std::size_t held_by_pipeline() const;
+  [[nodiscard]] std::size_t total() const { return reader_queue() + held_by_pipeline(); }
+};
+
+InFlightTiles in_flight_tiles(int batch_size, int workers, const DeviceChoice& device);
 
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
                            const PipelineOptions& options);

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,16 +42,11 @@ std::string file_identity(const std::string& path) {
 
 }  // namespace
 
-std::filesystem::path journal_dir(const RunConfig& c) {
-  std::string text = fmt::format(
-      "task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
-      "score={} probability={} fake={} count={}\nmodel={}\n",
-      c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale, fmt::join(c.mean, ","), fmt::join(c.std, ","),
-      c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count,
-      file_identity(c.model));
-  for (const auto& library : c.model_libraries) text += "library=" + file_identity(library) + "\n";
-  for (const auto& raster : c.image_path) text += "raster=" + file_identity(raster) + "\n";
-  return std::filesystem::path(c.output_dir) / kJournalFolder / fmt::format("{:016x}", fnv1a(text));
+std::filesystem::path journal_dir(const JournalKey& key) {
+  std::string text = fmt::format("{}\nmodel={}\n", key.settings, file_identity(key.model));
+  for (const auto& library : key.libraries) text += "library=" + file_identity(library) + "\n";
+  for (const auto& raster : key.rasters) text += "raster=" + file_identity(raster) + "\n";
+  return key.output_dir / kJournalFolder / fmt::format("{:016x}", fnv1a(text));
 }
 
 TileJournal::TileJournal(const std::filesystem::path& dir, int rank) : file_(dir / fmt::format("rank-{}.tiles", rank)) {

@@ -10,20 +10,32 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "geometry/tiler.hpp"
-#include "mgpr/config.hpp"
 
 namespace mgpr::runtime {
 
 // Finished tiles and their encoded results (payloads never contain a newline).
 using TileResults = std::map<TileId, std::string>;
 
-// Where a run's journals live: <output_dir>/.mgpr-journal/<fingerprint>, the fingerprint
-// covering everything that changes a tile's result (inputs and their sizes and times,
-// model file, task, tiling, bands, scaling, precision, score threshold). A run with other
-// settings on the same output_dir therefore never reuses these results.
-std::filesystem::path journal_dir(const RunConfig& config);
+// What identifies a run's results: everything that changes a tile's result. A run with
+// other settings on the same output_dir therefore never reuses these results.
+struct JournalKey {
+  std::filesystem::path output_dir;
+  // The settings that change a result (task, tiling, bands, scaling, precision, score
+  // threshold, ...) as one line of text.
+  std::string settings;
+  // Files, each identified by its absolute path, size and modification time: a rewritten
+  // raster or model is another input.
+  std::string model;
+  std::vector<std::string> libraries;
+  std::vector<std::string> rasters;
+};
+
+// Where a run's journals live: <output_dir>/.mgpr-journal/<fingerprint of the key>. Looks
+// at every file of the key (stat), so the run plan computes it once.
+std::filesystem::path journal_dir(const JournalKey& key);
 
 class TileJournal {
  public:

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "mgpr/error.hpp"
-#include "source/source_limits.hpp"
+#include "mgpr/tile_limits.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -69,16 +69,16 @@ float fake_pixel(int tile_index, int channel, int y, int x) {
   return static_cast<float>((x + 2 * y + 85 * channel + 7 * tile_index) % 256) / 255.0F;
 }
 
-std::unique_ptr<TileSource> make_fake_source(const RunConfig& config) {
-  if (config.dummy_dataset_count < 1) {
-    throw UsageError(fmt::format("dummy_dataset_count={} must be at least 1", config.dummy_dataset_count));
+std::unique_ptr<TileSource> make_fake_source(const FakeDataOptions& options, int tile_size) {
+  // Named by the configuration's keys: that is where the user sets them.
+  if (options.count < 1) {
+    throw UsageError(fmt::format("dummy_dataset_count={} must be at least 1", options.count));
   }
-  if (!(config.dummy_dataset_delay >= 0.0)) {
-    throw UsageError(
-        fmt::format("dummy_dataset_delay={} must be 0 or more seconds per fake tile", config.dummy_dataset_delay));
+  if (!(options.delay_s >= 0.0)) {
+    throw UsageError(fmt::format("dummy_dataset_delay={} must be 0 or more seconds per fake tile", options.delay_s));
   }
-  check_tiling(config, kFakeChannels);
-  return std::make_unique<FakeSource>(config.dummy_dataset_count, config.tile_size, config.dummy_dataset_delay);
+  check_tile_bytes(tile_size, 0, kFakeChannels);
+  return std::make_unique<FakeSource>(options.count, tile_size, options.delay_s);
 }
 
 }  // namespace mgpr::runtime

@@ -10,10 +10,10 @@ namespace mgpr::runtime {
 
 inline constexpr int kFakeChannels = 3;
 
-// Tile i is TileId{0, i, 0} with window (0, 0, tile_size, tile_size). Ignores scale,
-// mean and std: the values are already in [0, 1].
-// Throws UsageError for a negative dummy_dataset_delay or an oversized tile.
-std::unique_ptr<TileSource> make_fake_source(const RunConfig& config);
+// Tile i is TileId{0, i, 0} with window (0, 0, tile_size, tile_size); the values are
+// already in [0, 1], so no scaling applies. Throws UsageError for a count below 1, a
+// negative delay or an oversized tile.
+std::unique_ptr<TileSource> make_fake_source(const FakeDataOptions& options, int tile_size);
 
 // The value of one fake pixel, public so tests (and model tests through the whole
 // pipeline) can compute what a tile holds: a diagonal gradient shifted by the tile

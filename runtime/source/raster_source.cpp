@@ -18,8 +18,8 @@
 
 #include "gdal/gdal_errors.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/tile_limits.hpp"
 #include "source/raster_reader.hpp"
-#include "source/source_limits.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -71,20 +71,20 @@ GDALDatasetUniquePtr open_or_explain(const std::string& path) {
                   path, reason, path));
 }
 
-std::vector<int> select_bands(const RunConfig& config, const std::string& path, int band_count) {
+std::vector<int> select_bands(const SourceOptions& options, const std::string& path, int band_count) {
   std::vector<int> defaults(static_cast<std::size_t>(std::min(3, band_count)));
   for (std::size_t i = 0; i < defaults.size(); ++i) defaults[i] = static_cast<int>(i) + 1;
-  if (config.bands.empty()) return defaults;
-  for (const int band : config.bands) {
+  if (options.bands.empty()) return defaults;
+  for (const int band : options.bands) {
     if (band < 1 || band > band_count) {
       throw UsageError(
           fmt::format("raster '{}' has {}, but bands={} asks for band {}; choose band numbers from 1 "
                       "to {} (e.g. bands={})",
-                      path, plural(static_cast<std::size_t>(band_count), "band"), fmt::join(config.bands, ","), band,
+                      path, plural(static_cast<std::size_t>(band_count), "band"), fmt::join(options.bands, ","), band,
                       band_count, fmt::join(defaults, ",")));
     }
   }
-  return config.bands;
+  return options.bands;
 }
 
 struct BufferChoice {
@@ -142,7 +142,7 @@ void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description
   }
 }
 
-OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
+OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options) {
   // While opening at start-up GDAL's message goes into the UsageError, so it is not also
   // printed on its own without the fix.
   const GdalErrorScope quiet(GdalErrorScope::Warnings::kQuiet);
@@ -160,7 +160,7 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
                     path, description.width, description.height,
                     plural(static_cast<std::size_t>(description.band_count), "band"), path));
   }
-  description.bands = select_bands(config, path, description.band_count);
+  description.bands = select_bands(options, path, description.band_count);
 
   const GDALDataType type = dataset->GetRasterBand(description.bands.front())->GetRasterDataType();
   description.data_type = GDALGetDataTypeName(type);
@@ -181,9 +181,9 @@ OpenedRaster open_and_plan(const std::string& path, const RunConfig& config) {
                     path, description.data_type));
   }
 
-  const double scale = config.scale != 0.0 ? config.scale : buffer->default_scale;
-  const auto means = per_band(config.mean, 0.0, "mean", path, description.bands);
-  const auto stds = per_band(config.std, 1.0, "std", path, description.bands);
+  const double scale = options.scale != 0.0 ? options.scale : buffer->default_scale;
+  const auto means = per_band(options.mean, 0.0, "mean", path, description.bands);
+  const auto stds = per_band(options.std, 1.0, "std", path, description.bands);
   auto& plan = opened.plan;
   plan.path = path;
   plan.width = description.width;
@@ -265,17 +265,17 @@ void initialise_gdal() {
   });
 }
 
-std::unique_ptr<TileSource> make_raster_source(const RunConfig& config) {
+std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
   initialise_gdal();
-  if (config.image_path.empty()) {
+  if (options.rasters.empty()) {
     throw UsageError(
         "no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
         "fake-data environment check");
   }
   std::vector<RasterDescription> rasters;
   std::vector<RasterReadPlan> plans;
-  for (const auto& path : config.image_path) {
-    auto opened = open_and_plan(path, config);
+  for (const auto& path : options.rasters) {
+    auto opened = open_and_plan(path, options);
     if (!rasters.empty() && opened.description.bands.size() != rasters.front().bands.size()) {
       const auto& first = rasters.front();
       throw UsageError(fmt::format(
@@ -289,17 +289,17 @@ std::unique_ptr<TileSource> make_raster_source(const RunConfig& config) {
     plans.push_back(std::move(opened.plan));
   }
   const int channels = static_cast<int>(rasters.front().bands.size());
-  check_tiling(config, channels);
+  check_tile_bytes(options.tile_size, options.overlap, channels);
 
   std::vector<Tile> tiles;
   for (std::size_t image = 0; image < rasters.size(); ++image) {
     const auto& raster = rasters[image];
     const auto image_tiles =
-        tile_image(static_cast<int>(image), raster.width, raster.height, config.tile_size, config.overlap);
+        tile_image(static_cast<int>(image), raster.width, raster.height, options.tile_size, options.overlap);
     tiles.insert(tiles.end(), image_tiles.begin(), image_tiles.end());
   }
   return std::make_unique<RasterSource>(std::move(rasters), std::move(plans), std::move(tiles), channels,
-                                        config.tile_size);
+                                        options.tile_size);
 }
 
 }  // namespace mgpr::runtime

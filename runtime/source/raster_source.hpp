@@ -15,9 +15,9 @@ inline constexpr std::int64_t kDefaultGdalCacheBytes = std::int64_t{64} << 20;
 // --config), sets the block cache to kDefaultGdalCacheBytes. Idempotent, thread-safe.
 void initialise_gdal();
 
-// Opens and checks every raster of config.image_path and tiles them all, in id order.
-// Selected bands: config.bands, else the first min(3, band count) bands. Throws
+// Opens and checks every raster of options.rasters and tiles them all, in id order.
+// Selected bands: options.bands, else the first min(3, band count) bands. Throws
 // UsageError naming the raster, what is wrong and the fix.
-std::unique_ptr<TileSource> make_raster_source(const RunConfig& config);
+std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options);
 
 }  // namespace mgpr::runtime

@@ -9,14 +9,14 @@
 
 namespace mgpr::runtime {
 
-std::unique_ptr<TileSource> make_tile_source(const RunConfig& config) {
-  if (config.use_fake_data) return make_fake_source(config);
+std::unique_ptr<TileSource> make_tile_source(const SourceOptions& options) {
+  if (options.fake) return make_fake_source(*options.fake, options.tile_size);
 #ifdef MGPR_HAVE_GDAL
-  return make_raster_source(config);
+  return make_raster_source(options);
 #else
   throw UsageError(
       "this mgpr was built without GDAL (MGPR_WITH_GDAL=OFF) and reads fake data only, so it cannot read " +
-      (config.image_path.empty() ? std::string("rasters") : "'" + config.image_path.front() + "'") +
+      (options.rasters.empty() ? std::string("rasters") : "'" + options.rasters.front() + "'") +
       "; pass use_fake_data=true, or use a build with GDAL");
 #endif
 }

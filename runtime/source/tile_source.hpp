@@ -10,9 +10,30 @@
 
 #include "geometry/georef.hpp"
 #include "geometry/tiler.hpp"
-#include "mgpr/config.hpp"
 
 namespace mgpr::runtime {
+
+// The original project's fake data: `count` generated tiles, `delay_s` seconds each.
+struct FakeDataOptions {
+  int count = 100;
+  double delay_s = 0.0;
+};
+
+// The source stage's own options: which rasters, which bands, how pixels are scaled, how
+// they are tiled.
+struct SourceOptions {
+  std::vector<std::string> rasters;
+  std::optional<FakeDataOptions> fake;  // set: fake data, and `rasters` is ignored
+  std::vector<int> bands;               // 1-based; empty: the first min(3, band count)
+  // value = (raw * scale - mean[band]) / std[band]; scale 0: by the data type (1/255 for
+  // uint8, 1/65535 for uint16, 1/32767 for int16, 1 for float32). mean and std: one
+  // value per selected band, one for all, or none (0 and 1).
+  double scale = 0.0;
+  std::vector<double> mean;
+  std::vector<double> std;
+  int tile_size = 1024;
+  int overlap = 0;
+};
 
 // One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels
 // outside the image (a raster smaller than a tile) and nodata pixels are 0 after scaling.
@@ -33,7 +54,7 @@ struct RasterDescription {
   int height = 0;
   int band_count = 0;
   std::string data_type;  // GDAL's name: Byte, UInt16, Int16, Float32, ...
-  // The 1-based bands fed to the model: config.bands, else the first min(3, band_count).
+  // The 1-based bands fed to the model: SourceOptions::bands, else the first min(3, band_count).
   std::vector<int> bands;
   std::optional<double> nodata;              // of the first selected band
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
@@ -60,10 +81,11 @@ class TileSource {
   [[nodiscard]] virtual std::unique_ptr<TileReader> open_reader() const = 0;
 };
 
-// The fake source when config.use_fake_data, else the rasters of config.image_path (all
+// The fake source when options.fake is set, else the rasters of options.rasters (all
 // opened and checked here, so a bad input is reported by name before any work; a build
 // without GDAL refuses rasters). Throws UsageError naming the input, what is wrong and
-// the fix. Readers it hands out refer to it: the source must outlive them.
-std::unique_ptr<TileSource> make_tile_source(const RunConfig& config);
+// the fix, also for a tile past mgpr/tile_limits.hpp's bounds. Readers it hands out
+// refer to it: the source must outlive them.
+std::unique_ptr<TileSource> make_tile_source(const SourceOptions& options);
 
 }  // namespace mgpr::runtime

@@ -37,7 +37,7 @@ class ClassifyOutput final : public TaskOutput {
       throw UsageError(fmt::format(
           "model '{}' returned {} for a batch of {} tiles; task=classify needs a [B, C] tensor of logits (one row "
           "per tile); see docs/models.md",
-          plan_.config.model, describe_output(output), batch));
+          plan_.options.model, describe_output(output), batch));
     }
   }
 

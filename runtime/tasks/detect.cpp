@@ -47,12 +47,12 @@ class DetectOutput final : public TaskOutput {
   explicit DetectOutput(const OutputPlan& plan) : plan_(plan) {}
 
   void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
-    (void)parse_detections(output, batch, plan_.config.score_threshold, plan_.config.model);
+    (void)parse_detections(output, batch, plan_.options.score_threshold, plan_.options.model);
   }
 
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
-    auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.config.score_threshold,
-                                     plan_.config.model);
+    auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.options.score_threshold,
+                                     plan_.options.model);
     std::vector<std::string> encoded;
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const auto& tile = tiles[i].tile;
@@ -68,7 +68,7 @@ class DetectOutput final : public TaskOutput {
 
   std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
     std::vector<std::filesystem::path> written;
-    const MergeOptions merge{plan_.config.iou_threshold, 0.5, plan_.config.class_aware_nms};
+    const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
     for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
       std::vector<Box> boxes;
       for (const auto& [id, payload] : all) {
@@ -109,8 +109,8 @@ class DetectOutput final : public TaskOutput {
     }
     write_polygon_layer(prefix + "_detections.gpkg", "detections", raster.crs_wkt, fields, features);
     written.emplace_back(prefix + "_detections.gpkg");
-    if (plan_.config.quicklook) {
-      write_box_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.config.quicklook_size}, boxes);
+    if (plan_.options.quicklook) {
+      write_box_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.options.quicklook_size}, boxes);
       written.emplace_back(prefix + "_quicklook.png");
     }
 #endif

@@ -29,13 +29,13 @@ class SegmentOutput final : public TaskOutput {
       throw UsageError(fmt::format(
           "model '{}' returned {} for a batch of {} tiles of {}x{} px; task=segment needs a [B, C, H, W] tensor of "
           "class scores at the tile's own size (C = 1: one logit, class 1 where it is > 0); see docs/models.md",
-          plan_.config.model, describe_output(output), batch, tile_size, tile_size));
+          plan_.options.model, describe_output(output), batch, tile_size, tile_size));
     }
     if (output.toTensor().size(1) > kNoClass) {
       throw UsageError(
           fmt::format("model '{}' has {} classes; task=segment writes classes as bytes and takes at "
                       "most {} (value {} means no data)",
-                      plan_.config.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
+                      plan_.options.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
     }
   }
 
@@ -73,25 +73,25 @@ class SegmentOutput final : public TaskOutput {
       for (const auto& tile : plan_.tiles) {
         if (tile.id.image != static_cast<int>(image)) continue;
         if (!all.contains(tile.id)) throw std::logic_error("segment output asked for before every tile finished");
-        const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.config.overlap);
+        const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
         classes.push_back({existing_piece(class_piece(tile.id)), core});
-        if (plan_.config.segment_probability)
+        if (plan_.options.segment_probability)
           probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
       }
       const auto prefix = plan_.prefixes[image].string();
       const auto& georef = georefs_[image];
       write_mosaic_vrt(prefix + "_segmentation.vrt", classes, raster.width, raster.height, georef, false);
       written.emplace_back(prefix + "_segmentation.vrt");
-      if (plan_.config.segment_probability) {
+      if (plan_.options.segment_probability) {
         write_mosaic_vrt(prefix + "_probability.vrt", probabilities, raster.width, raster.height, georef, true);
         written.emplace_back(prefix + "_probability.vrt");
       }
-      if (plan_.config.cog) {
+      if (plan_.options.cog) {
         write_cog(prefix + "_segmentation.vrt", prefix + "_segmentation.tif", [] { return stop_signal() != 0; });
         written.emplace_back(prefix + "_segmentation.tif");
       }
-      if (plan_.config.quicklook) {
-        write_mask_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.config.quicklook_size},
+      if (plan_.options.quicklook) {
+        write_mask_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.options.quicklook_size},
                              prefix + "_segmentation.vrt");
         written.emplace_back(prefix + "_quicklook.png");
       }
@@ -121,13 +121,13 @@ class SegmentOutput final : public TaskOutput {
 
   void write_pieces(const TileData& tile, const torch::Tensor& classes, const torch::Tensor& probabilities) {
     const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.tile.id.image));
-    const auto core = tile_core(tile.tile, raster.width, raster.height, plan_.tile_size, plan_.config.overlap);
+    const auto core = tile_core(tile.tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
     const int dx = core.x - tile.tile.window.x;
     const int dy = core.y - tile.tile.window.y;
     const auto* class_data = classes.data_ptr<std::uint8_t>();
     const auto* probability_data = probabilities.data_ptr<float>();
     std::vector<std::uint8_t> core_classes(static_cast<std::size_t>(core.width) * core.height);
-    std::vector<float> core_probabilities(plan_.config.segment_probability ? core_classes.size() : 0);
+    std::vector<float> core_probabilities(plan_.options.segment_probability ? core_classes.size() : 0);
     for (int y = 0; y < core.height; ++y) {
       for (int x = 0; x < core.width; ++x) {
         const auto from = static_cast<std::size_t>(y + dy) * tile.width + (x + dx);

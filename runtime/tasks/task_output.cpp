@@ -40,9 +40,9 @@ std::string csv_field(const std::string& text) {
 
 GeoTransform raster_transform(const RasterDescription& raster) { return raster.geotransform.value_or(GeoTransform()); }
 
-OutputPlan plan_outputs(const RunConfig& config, const TileSource& source) {
-  OutputPlan plan{config, source.rasters(), source.tiles(), source.tile_size(), {}};
-  const std::filesystem::path folder(config.output_dir);
+OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {
+  OutputPlan plan{options, source.rasters(), source.tiles(), source.tile_size(), {}};
+  const std::filesystem::path& folder = options.output_dir;
   if (plan.rasters.empty()) {
     plan.prefixes.push_back(folder / "fake");
     return plan;
@@ -58,8 +58,14 @@ OutputPlan plan_outputs(const RunConfig& config, const TileSource& source) {
 }
 
 std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan) {
-  if (plan.config.task == "detect") return make_detect_output(plan);
-  if (plan.config.task == "segment") return make_segment_output(plan);
+  switch (plan.options.task) {
+    case Task::kDetect:
+      return make_detect_output(plan);
+    case Task::kSegment:
+      return make_segment_output(plan);
+    case Task::kClassify:
+      break;
+  }
   return make_classify_output(plan);
 }
 

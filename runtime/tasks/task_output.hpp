@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "mgpr/config.hpp"
+#include "mgpr/run_choices.hpp"
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
@@ -45,9 +45,24 @@ class TaskOutput : public BatchConsumer {
   TileResults new_results_;
 };
 
+// The tasks' own options (docs/outputs.md).
+struct TaskOptions {
+  Task task = Task::kClassify;
+  std::string model;                 // named in messages about the model's output
+  std::filesystem::path output_dir = "mgpr_output";
+  int overlap = 0;                   // segment: the tile cores cut from overlapping tiles
+  double score_threshold = 0.0;      // detect: boxes scoring below are dropped
+  double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged
+  bool class_aware_nms = true;       // detect: only boxes of one label suppress each other
+  bool segment_probability = false;  // segment: also the winning class's probability
+  bool cog = false;                  // segment: also a Cloud-Optimized GeoTIFF
+  bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
+  int quicklook_size = 1024;         // its longest side in pixels
+};
+
 // What every task's outputs need to know of the run.
 struct OutputPlan {
-  RunConfig config;
+  TaskOptions options;
   std::vector<RasterDescription> rasters;  // empty for fake data
   std::vector<Tile> tiles;                 // every tile of the run, in id order
   int tile_size = 0;
@@ -56,9 +71,9 @@ struct OutputPlan {
   std::vector<std::filesystem::path> prefixes;
 };
 
-OutputPlan plan_outputs(const RunConfig& config, const TileSource& source);
+OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source);
 
-// The task's output for config.task. Throws UsageError when this build cannot write it
+// The task's output for options.task. Throws UsageError when this build cannot write it
 // (segment needs GDAL).
 std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan);
 

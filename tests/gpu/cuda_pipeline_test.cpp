@@ -49,16 +49,21 @@ def forward(self, x):
   return file;
 }
 
-mgpr::RunConfig gpu_config(const std::string& precision) {
-  mgpr::RunConfig config;
-  config.model = save_linear_model().string();
-  config.tile_size = kTileSize;
-  config.accelerator = "gpu";
-  config.precision = precision;
-  config.use_fake_data = true;
-  config.dummy_dataset_count = 24;
-  config.batch_size = 4;
-  return config;
+constexpr int kBatch = 4;
+constexpr int kFakeTiles = 24;
+
+// What the run plan would take from precision= and accelerator=.
+struct TestRun {
+  mgpr::Precision precision = mgpr::Precision::kFp32;
+  mgpr::Accelerator accelerator = mgpr::Accelerator::kGpu;
+};
+
+TestRun gpu_config(mgpr::Precision precision) { return {precision}; }
+
+// As the run plan does: the execution policy on the device's facts, then the model.
+rt::TileModel load_model(const TestRun& run, const rt::DeviceChoice& device, int channels) {
+  const auto plans = rt::plan_execution({run.precision, false, true}, rt::execution_facts(device));
+  return rt::TileModel({save_linear_model().string(), {}, kTileSize}, device, channels, plans);
 }
 
 class CudaRuntime : public testing::Test {
@@ -71,17 +76,17 @@ class CudaRuntime : public testing::Test {
 };
 
 torch::Tensor cpu_reference(const torch::Tensor& batch) {
-  auto config = gpu_config("fp32");
-  config.accelerator = "cpu";
-  rt::TileModel model(config, rt::choose_device(config, 0), 3);
+  auto config = gpu_config(mgpr::Precision::kFp32);
+  config.accelerator = mgpr::Accelerator::kCpu;
+  auto model = load_model(config, rt::choose_device(config.accelerator, 0), 3);
   return model.forward(batch).toTensor();
 }
 
 TEST_F(CudaRuntime, Fp16RunsUnderAutocastWithFp32Input) {
-  const auto config = gpu_config("fp16");
-  const auto device = rt::choose_device(config, 0);
+  const auto config = gpu_config(mgpr::Precision::kFp16);
+  const auto device = rt::choose_device(config.accelerator, 0);
   ASSERT_TRUE(device.is_cuda);
-  rt::TileModel model(config, device, 3);
+  auto model = load_model(config, device, 3);
   EXPECT_TRUE(model.uses_autocast());
   EXPECT_EQ(model.input_dtype(), torch::kFloat);
   const auto batch = torch::rand({4, 3, kTileSize, kTileSize});
@@ -92,10 +97,10 @@ TEST_F(CudaRuntime, Fp16RunsUnderAutocastWithFp32Input) {
 }
 
 TEST_F(CudaRuntime, Bf16RunsUnderAutocastOnAmpereOrNewer) {
-  const auto config = gpu_config("bf16");
-  const auto device = rt::choose_device(config, 0);
+  const auto config = gpu_config(mgpr::Precision::kBf16);
+  const auto device = rt::choose_device(config.accelerator, 0);
   if (rt::compute_capability(device) < 80) GTEST_SKIP() << "bf16 needs compute capability 8.0 or newer";
-  rt::TileModel model(config, device, 3);
+  auto model = load_model(config, device, 3);
   const auto batch = torch::rand({4, 3, kTileSize, kTileSize});
   const auto output = model.forward(batch).toTensor();
   EXPECT_EQ(output.scalar_type(), torch::kBFloat16);
@@ -103,7 +108,7 @@ TEST_F(CudaRuntime, Bf16RunsUnderAutocastOnAmpereOrNewer) {
 }
 
 TEST_F(CudaRuntime, CopyStreamDeliversEveryBatchIntact) {
-  const auto device = rt::choose_device(gpu_config("fp32"), 0);
+  const auto device = rt::choose_device(mgpr::Accelerator::kGpu, 0);
   rt::BatchTransfer transfer(device);
   const auto pinned = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(true);
   // Each host batch is dropped right after its copy starts: the pinned allocator must
@@ -120,7 +125,7 @@ TEST_F(CudaRuntime, CopyStreamDeliversEveryBatchIntact) {
 }
 
 TEST_F(CudaRuntime, ComputeTimerMeasuresDeviceTimeWithinWallTime) {
-  const auto device = rt::choose_device(gpu_config("fp32"), 0);
+  const auto device = rt::choose_device(mgpr::Accelerator::kGpu, 0);
   rt::ComputeTimer timer(device);
   const auto a = torch::rand({2048, 2048}, torch::TensorOptions().device(device.device));
   const auto started = std::chrono::steady_clock::now();
@@ -144,19 +149,19 @@ class RecordOutputs final : public rt::BatchConsumer {
   std::map<int, torch::Tensor> by_tile;
 };
 
-rt::PipelineStats run_fake(const mgpr::RunConfig& config, RecordOutputs& outputs) {
-  const auto device = rt::choose_device(config, 0);
-  const auto source = rt::make_fake_source(config);
-  rt::TileModel model(config, device, source->channels());
+rt::PipelineStats run_fake(const TestRun& config, RecordOutputs& outputs) {
+  const auto device = rt::choose_device(config.accelerator, 0);
+  const auto source = rt::make_fake_source({kFakeTiles, 0.0}, kTileSize);
+  auto model = load_model(config, device, source->channels());
   rt::ReaderPool readers(*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12);
-  return rt::run_pipeline(readers, model, device, outputs, {config.batch_size, {}});
+  return rt::run_pipeline(readers, model, device, outputs, {kBatch, {}});
 }
 
 TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {
   RecordOutputs on_gpu;
-  const auto stats = run_fake(gpu_config("fp32"), on_gpu);
-  auto cpu_config = gpu_config("fp32");
-  cpu_config.accelerator = "cpu";
+  const auto stats = run_fake(gpu_config(mgpr::Precision::kFp32), on_gpu);
+  auto cpu_config = gpu_config(mgpr::Precision::kFp32);
+  cpu_config.accelerator = mgpr::Accelerator::kCpu;
   RecordOutputs on_cpu;
   run_fake(cpu_config, on_cpu);
 

@@ -94,11 +94,9 @@ void apply_toml_file(RunConfig& config, const std::filesystem::path& file);
 // and anything else as a raster appended to image_path. Validates the result.
 RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments);
 
-// Checks between keys (overlap < tile_size, ...); throws UsageError.
+// Checks between keys (overlap < tile_size, ...; the tile bounds of mgpr/tile_limits.hpp);
+// throws UsageError.
 void validate(const RunConfig& config);
-// The part of validate() about tile_size and overlap, which every tile source repeats
-// for configs built in code rather than resolved.
-void validate_tiling(const RunConfig& config);
 
 // Hydra's `--cfg job`: the resolved configuration as TOML, each key with where its value
 // came from (default, the file and line, the override, the arguments).

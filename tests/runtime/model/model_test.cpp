@@ -25,19 +25,31 @@ using mgpr::test::save_tile_mean_model;
 
 fs::path scratch_dir() { return mgpr::test::program_temp_dir().path(); }
 
-mgpr::RunConfig config_for(const std::string& model, int tile_size) {
-  mgpr::RunConfig config;
-  config.model = model;
-  config.tile_size = tile_size;
-  config.accelerator = "cpu";
-  return config;
-}
+using mgpr::Precision;
 
 const rt::DeviceChoice kCpu{};
 
+// The keys a run plan turns into the model's options and its execution plans.
+struct ModelRequest {
+  std::string model;
+  int tile_size = 0;
+  Precision precision = Precision::kAuto;
+  bool force_precision = false;
+  bool channels_last = true;
+};
+
+ModelRequest config_for(const std::string& model, int tile_size) { return {model, tile_size}; }
+
+// As the run plan does on a CPU: the execution policy on this machine's facts, then the model.
+rt::TileModel load(const ModelRequest& request, int channels) {
+  const auto plans = rt::plan_execution({request.precision, request.force_precision, request.channels_last},
+                                        rt::execution_facts(kCpu));
+  return rt::TileModel({request.model, {}, request.tile_size}, kCpu, channels, plans);
+}
+
 TEST(Model, SavedTorchScriptGivesExactOutputs) {
   const auto file = save_tile_mean_model(scratch_dir());
-  rt::TileModel model(config_for(file.string(), 8), kCpu, 3);
+  auto model = load(config_for(file.string(), 8), 3);
   const auto batch = torch::arange(2 * 3 * 8 * 8, torch::kFloat).reshape({2, 3, 8, 8});
   const auto output = model.forward(batch).toTensor();
   ASSERT_EQ(output.sizes(), (std::vector<std::int64_t>{2, 2}));
@@ -50,9 +62,9 @@ TEST(Model, SavedTorchScriptGivesExactOutputs) {
 
 TEST(Model, BuiltinResNet50IsDeterministicAndClassifies) {
   auto config = config_for("builtin:resnet50", 64);
-  config.precision = "fp32";
-  rt::TileModel first(config, kCpu, 3);
-  rt::TileModel second(config, kCpu, 3);
+  config.precision = Precision::kFp32;
+  auto first = load(config, 3);
+  auto second = load(config, 3);
   const auto batch = torch::rand({2, 3, 64, 64});
   const auto a = first.forward(batch).toTensor();
   const auto b = second.forward(batch).toTensor();
@@ -63,17 +75,17 @@ TEST(Model, BuiltinResNet50IsDeterministicAndClassifies) {
 }
 
 TEST(Model, BuiltinTakesTheSelectedBandCount) {
-  rt::TileModel four_bands(config_for("builtin:resnet50", 32), kCpu, 4);
+  auto four_bands = load(config_for("builtin:resnet50", 32), 4);
   EXPECT_EQ(four_bands.forward(torch::rand({1, 4, 32, 32})).toTensor().size(1), 1000);
 }
 
 TEST(Model, MissingModelIsNamed) {
-  const auto message = error_of([] { rt::TileModel(config_for("/nonexistent/model.pt", 8), kCpu, 3); });
+  const auto message = error_of([] { (void)load(config_for("/nonexistent/model.pt", 8), 3); });
   EXPECT_NE(message.find("'/nonexistent/model.pt' does not exist"), std::string::npos) << message;
 }
 
 TEST(Model, UnknownBuiltinIsNamed) {
-  const auto message = error_of([] { rt::TileModel(config_for("builtin:vgg", 8), kCpu, 3); });
+  const auto message = error_of([] { (void)load(config_for("builtin:vgg", 8), 3); });
   EXPECT_NE(message.find("builtin:vgg"), std::string::npos) << message;
   EXPECT_NE(message.find("builtin:resnet50"), std::string::npos) << message;
 }
@@ -81,7 +93,7 @@ TEST(Model, UnknownBuiltinIsNamed) {
 TEST(Model, TextFileIsNotTorchScript) {
   const auto file = scratch_dir() / "notes.pt";
   std::ofstream(file) << "this is not a model\n";
-  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 8), kCpu, 3); });
+  const auto message = error_of([&] { (void)load(config_for(file.string(), 8), 3); });
   EXPECT_NE(message.find("cannot be loaded as TorchScript"), std::string::npos) << message;
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
 }
@@ -94,7 +106,7 @@ TEST(Model, WrongInputShapeIsReportedBeforeAnyTile) {
   module.define("def forward(self, x):\n    return torch.flatten(torch.conv2d(x, self.w), 1)\n");
   const auto file = scratch_dir() / "four_bands.pt";
   module.save(file.string());
-  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 16), kCpu, 3); });
+  const auto message = error_of([&] { (void)load(config_for(file.string(), 16), 3); });
   EXPECT_NE(message.find("fails on a tile of shape [1, 3, 16, 16]"), std::string::npos) << message;
   EXPECT_NE(message.find("check tile_size and bands"), std::string::npos) << message;
 }
@@ -110,7 +122,7 @@ def forward(self, x):
 )");
   const auto file = scratch_dir() / "refuses.pt";
   module.save(file.string());
-  const auto message = error_of([&] { rt::TileModel(config_for(file.string(), 16), kCpu, 3); });
+  const auto message = error_of([&] { (void)load(config_for(file.string(), 16), 3); });
   EXPECT_NE(message.find("positive-definite"), std::string::npos) << message;
   EXPECT_EQ(message.find("check tile_size and bands"), std::string::npos) << message;
   EXPECT_NE(message.find("the model's own error"), std::string::npos) << message;
@@ -118,13 +130,13 @@ def forward(self, x):
 
 TEST(Model, Fp16OnCpuIsRefusedUnlessForced) {
   auto config = config_for(save_tile_mean_model(scratch_dir()).string(), 8);
-  config.precision = "fp16";
-  const auto message = error_of([&] { rt::TileModel(config, kCpu, 3); });
+  config.precision = Precision::kFp16;
+  const auto message = error_of([&] { (void)load(config, 3); });
   EXPECT_NE(message.find("precision=fp16"), std::string::npos) << message;
   EXPECT_NE(message.find("force_precision=true"), std::string::npos) << message;
-  config.precision = "bf16";
+  config.precision = Precision::kBf16;
   config.force_precision = true;
-  rt::TileModel forced(config, kCpu, 3);
+  auto forced = load(config, 3);
 #if TORCH_VERSION_MAJOR >= 2
   // Autocast: the weights stay fp32 and a mean is one of the operators it keeps in fp32.
   EXPECT_TRUE(forced.uses_autocast());
@@ -176,8 +188,8 @@ def forward(self, x):
 
 TEST(Model, PrecisionAutoSaysWhatItChoseAndWhy) {
   auto config = config_for(save_conv_model(scratch_dir(), false).string(), 16);
-  ASSERT_EQ(config.precision, "auto") << "auto is the default";
-  rt::TileModel model(config, kCpu, 3);
+  ASSERT_EQ(config.precision, Precision::kAuto) << "auto is the default";
+  auto model = load(config, 3);
   const auto& said = model.description();
   if (auto_should_choose_bf16()) {
     EXPECT_NE(said.find("in bf16 (auto: native "), std::string::npos) << said;
@@ -196,10 +208,10 @@ TEST(Model, PrecisionAutoSaysWhatItChoseAndWhy) {
 // channels-last changes only the layout the convolutions read, never the answer.
 TEST(Model, Fp32OnACpuRunsChannelsLastUnderLibTorch2WithTheSameAnswer) {
   auto config = config_for(save_conv_model(scratch_dir(), false).string(), 16);
-  config.precision = "fp32";
-  rt::TileModel nhwc(config, kCpu, 3);
+  config.precision = Precision::kFp32;
+  auto nhwc = load(config, 3);
   config.channels_last = false;
-  rt::TileModel nchw(config, kCpu, 3);
+  auto nchw = load(config, 3);
   const bool expected = TORCH_VERSION_MAJOR >= 2;
   EXPECT_EQ(nhwc.description().find("channels-last") != std::string::npos, expected) << nhwc.description();
   EXPECT_EQ(nchw.description().find("channels-last"), std::string::npos) << nchw.description();
@@ -217,9 +229,9 @@ TEST(Model, PrecisionAutoInBf16StaysCloseToFp32) {
   }
   const auto file = save_conv_model(scratch_dir(), false).string();
   auto exact = config_for(file, 16);
-  exact.precision = "fp32";
-  rt::TileModel automatic(config_for(file, 16), kCpu, 3);
-  rt::TileModel reference(exact, kCpu, 3);
+  exact.precision = Precision::kFp32;
+  auto automatic = load(config_for(file, 16), 3);
+  auto reference = load(exact, 3);
   const auto batch = torch::rand({4, 3, 16, 16});
   const auto got = automatic.forward(batch).toTensor().to(torch::kFloat);
   const auto want = reference.forward(batch).toTensor();
@@ -234,7 +246,7 @@ TEST(Model, PrecisionAutoRunsAModelThatFailsInBf16InFp32AndSaysSo) {
                  << ", or a CPU without avx512_bf16/amx_bf16): no bf16 attempt to fall back from";
   }
   auto config = config_for(save_conv_model(scratch_dir(), true).string(), 16);
-  rt::TileModel model(config, kCpu, 3);
+  auto model = load(config, 3);
   EXPECT_NE(model.description().find("in fp32 (auto: the model fails in bf16)"), std::string::npos)
       << model.description();
   ASSERT_FALSE(model.warnings().empty());
@@ -243,18 +255,16 @@ TEST(Model, PrecisionAutoRunsAModelThatFailsInBf16InFp32AndSaysSo) {
   const auto output = model.forward(torch::ones({1, 3, 16, 16})).toTensor();
   EXPECT_NEAR(output[0][0].item<double>(), 1.0, 1e-5);
   // Asked for by name, bf16 is not replaced: the failure is the answer.
-  config.precision = "bf16";
-  EXPECT_NE(error_of([&] { rt::TileModel(config, kCpu, 3); }).find("this model computes in fp32 only"),
+  config.precision = Precision::kBf16;
+  EXPECT_NE(error_of([&] { (void)load(config, 3); }).find("this model computes in fp32 only"),
             std::string::npos);
 }
 
 TEST(Model, GpuRequestedWithoutGpuIsRefused) {
   if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present: the refusal cannot be observed";
-  auto config = config_for("builtin:resnet50", 8);
-  config.accelerator = "gpu";
-  EXPECT_NE(error_of([&] { rt::choose_device(config, 0); }).find("accelerator=cpu"), std::string::npos);
-  config.accelerator = "auto";
-  EXPECT_FALSE(rt::choose_device(config, 0).is_cuda);
+  EXPECT_NE(error_of([] { rt::choose_device(mgpr::Accelerator::kGpu, 0); }).find("accelerator=cpu"),
+            std::string::npos);
+  EXPECT_FALSE(rt::choose_device(mgpr::Accelerator::kAuto, 0).is_cuda);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include "mgpr/error.hpp"
+#include "pipeline/memory_budget.hpp"
 #include "source/fake_source.hpp"
 #include "support/temp_dir.hpp"
 #include "support/tile_mean_model.hpp"
@@ -22,15 +24,13 @@ using namespace std::chrono_literals;
 
 constexpr int kTileSize = 8;
 
-mgpr::RunConfig fake_run(int tiles) {
-  mgpr::RunConfig config;
-  config.use_fake_data = true;
-  config.dummy_dataset_count = tiles;
-  config.tile_size = kTileSize;
-  config.accelerator = "cpu";
-  config.precision = "fp32";
-  config.model = mgpr::test::save_tile_mean_model(mgpr::test::program_temp_dir().path()).string();
-  return config;
+std::unique_ptr<rt::TileSource> fake_tiles(int count) { return rt::make_fake_source({count, 0.0}, kTileSize); }
+
+// The tile-mean model in fp32 on the CPU.
+rt::TileModel tile_mean_model(const rt::DeviceChoice& cpu, int channels) {
+  const auto file = mgpr::test::save_tile_mean_model(mgpr::test::program_temp_dir().path()).string();
+  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(cpu));
+  return rt::TileModel({file, {}, kTileSize}, cpu, channels, plans);
 }
 
 // Hands out the source's tiles in order, as a dynamic feed shared with other ranks
@@ -78,12 +78,11 @@ class SlowConsumer final : public rt::BatchConsumer {
 };
 
 TEST(Pipeline, EveryTileReachesTheConsumerOnceWithItsOutput) {
-  const auto config = fake_run(23);
-  const auto source = rt::make_fake_source(config);
+  const auto source = fake_tiles(23);
   const rt::DeviceChoice cpu{};
-  rt::TileModel model(config, cpu, source->channels());
+  auto model = tile_mean_model(cpu, source->channels());
   CountingFeed feed(source->tiles());
-  rt::ReaderPool readers(*source, 2, feed.feed(), rt::reader_queue_capacity(4, 2, cpu));
+  rt::ReaderPool readers(*source, 2, feed.feed(), rt::in_flight_tiles(4, 2, cpu).reader_queue());
   SlowConsumer consumer(feed);
   const auto stats = rt::run_pipeline(readers, model, cpu, consumer, {4, {}});
   EXPECT_EQ(stats.tiles, 23);
@@ -98,12 +97,11 @@ TEST(Pipeline, EveryTileReachesTheConsumerOnceWithItsOutput) {
 TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
   constexpr int kBatch = 4;
   constexpr int kWorkers = 2;
-  const auto config = fake_run(40);
-  const auto source = rt::make_fake_source(config);
+  const auto source = fake_tiles(40);
   const rt::DeviceChoice cpu{};
-  const auto capacity = rt::reader_queue_capacity(kBatch, kWorkers, cpu);
+  const auto capacity = rt::in_flight_tiles(kBatch, kWorkers, cpu).reader_queue();
   EXPECT_EQ(capacity, static_cast<std::size_t>(kBatch + kWorkers));
-  rt::TileModel model(config, cpu, source->channels());
+  auto model = tile_mean_model(cpu, source->channels());
   CountingFeed feed(source->tiles());
   rt::ReaderPool readers(*source, kWorkers, feed.feed(), capacity);
   SlowConsumer consumer(feed);
@@ -116,8 +114,30 @@ TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
 
 TEST(Pipeline, AGpuReadsTwoBatchesAhead) {
   const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
-  EXPECT_EQ(rt::reader_queue_capacity(16, 2, gpu), 34U);
-  EXPECT_EQ(rt::reader_queue_capacity(16, 2, rt::DeviceChoice{}), 18U);
+  EXPECT_EQ(rt::in_flight_tiles(16, 2, gpu).reader_queue(), 34U);
+  EXPECT_EQ(rt::in_flight_tiles(16, 2, rt::DeviceChoice{}).reader_queue(), 18U);
+}
+
+// One count of the tiles in memory serves the reader pool and the memory budget: the
+// queue plus the batch in the model, the next one and one stacked copy.
+TEST(Pipeline, TheMemoryBudgetCountsTheTilesTheReaderPoolAndTheLoopHold) {
+  const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
+  const auto on_gpu = rt::in_flight_tiles(16, 2, gpu);
+  const auto on_cpu = rt::in_flight_tiles(16, 2, rt::DeviceChoice{});
+  EXPECT_EQ(on_gpu.total(), 34U + 48U);
+  EXPECT_EQ(on_cpu.total(), 18U + 48U);
+  constexpr int kSide = 512;
+  const std::uint64_t tile_bytes = std::uint64_t{kSide} * kSide * 3 * sizeof(float);
+  EXPECT_EQ(rt::pipeline_host_bytes(on_cpu.total(), kSide, 3), on_cpu.total() * tile_bytes);
+  // Just enough memory passes; one byte less names both keys.
+  const auto needed = rt::pipeline_host_bytes(on_gpu.total(), kSide, 3);
+  EXPECT_NO_THROW(rt::check_memory_budget(on_gpu, kSide, 3, needed));
+  try {
+    rt::check_memory_budget(on_gpu, kSide, 3, needed - 1);
+    ADD_FAILURE() << "no error";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("batch_size=16 with tile_size=512"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

@@ -57,17 +57,33 @@ TEST(TileJournal, TheFirstResultOfATileWins) {
   EXPECT_EQ(results.at(TileId{0, 1, 1}), "first");
 }
 
-TEST(TileJournal, AnotherConfigurationGetsAnotherFolder) {
-  mgpr::RunConfig config;
-  config.use_fake_data = true;
-  const auto first = mgpr::runtime::journal_dir(config);
-  EXPECT_EQ(first, mgpr::runtime::journal_dir(config)) << "stable for the same run";
+TEST(TileJournal, AnotherKeyGetsAnotherFolder) {
+  mgpr::runtime::JournalKey key;
+  key.output_dir = "mgpr_output";
+  key.settings = "task=classify tile=1024";
+  key.model = "builtin:resnet50";
+  const auto first = mgpr::runtime::journal_dir(key);
+  EXPECT_EQ(first, mgpr::runtime::journal_dir(key)) << "stable for the same run";
   EXPECT_EQ(first.parent_path(), fs::path("mgpr_output") / ".mgpr-journal");
-  config.tile_size = 512;
-  EXPECT_NE(mgpr::runtime::journal_dir(config), first);
-  config.tile_size = 1024;
-  config.iou_threshold = 0.3;  // merging happens at the end, from the journaled boxes
-  EXPECT_EQ(mgpr::runtime::journal_dir(config), first);
+  auto other = key;
+  other.settings = "task=classify tile=512";
+  EXPECT_NE(mgpr::runtime::journal_dir(other), first);
+  other = key;
+  other.rasters = {"a.tif"};
+  EXPECT_NE(mgpr::runtime::journal_dir(other), first);
+}
+
+TEST(TileJournal, ARewrittenInputIsAnotherRun) {
+  const auto raster = scratch("rewritten") / "a.tif";
+  fs::create_directories(raster.parent_path());
+  std::ofstream(raster) << "first";
+  mgpr::runtime::JournalKey key;
+  key.settings = "task=detect";
+  key.model = "builtin:resnet50";
+  key.rasters = {raster.string()};
+  const auto before = mgpr::runtime::journal_dir(key);
+  std::ofstream(raster) << "second, longer";
+  EXPECT_NE(mgpr::runtime::journal_dir(key), before);
 }
 
 TEST(TileJournal, RemovingARunsJournalKeepsOtherRunsAndNeverFollowsLinks) {

@@ -7,7 +7,6 @@
 #include <optional>
 #include <vector>
 
-#include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "source/fake_source.hpp"
 #include "source/reader_pool.hpp"
@@ -15,19 +14,17 @@
 
 namespace {
 
-using mgpr::RunConfig;
+using mgpr::runtime::SourceOptions;
 using mgpr::runtime::PixelWindow;
 using mgpr::runtime::Tile;
 using mgpr::runtime::TileData;
 using mgpr::runtime::TileId;
 
-RunConfig fake(int count, int tile_size, double delay_s = 0) {
-  RunConfig config;
-  config.use_fake_data = true;
-  config.dummy_dataset_count = count;
-  config.tile_size = tile_size;
-  config.dummy_dataset_delay = delay_s;
-  return config;
+SourceOptions fake(int count, int tile_size, double delay_s = 0) {
+  SourceOptions options;
+  options.fake = mgpr::runtime::FakeDataOptions{count, delay_s};
+  options.tile_size = tile_size;
+  return options;
 }
 
 TileData read_tile(const mgpr::runtime::TileSource& source, std::size_t index) {
@@ -38,7 +35,7 @@ TileData read_tile(const mgpr::runtime::TileSource& source, std::size_t index) {
 
 TEST(FakeSource, HasTheConfiguredTiles) {
   auto config = fake(5, 32);
-  config.image_path = {"ignored.tif"};  // use_fake_data wins, as in the original project
+  config.rasters = {"ignored.tif"};  // use_fake_data wins, as in the original project
   const auto source = mgpr::runtime::make_tile_source(config);
   ASSERT_EQ(source->tiles().size(), 5U);
   for (int i = 0; i < 5; ++i) {
@@ -118,8 +115,8 @@ TEST(FakeSource, BadKeysAreUsageErrors) {
 #ifndef MGPR_HAVE_GDAL
 namespace {
 TEST(FakeSource, ABuildWithoutGdalRefusesRastersByName) {
-  mgpr::RunConfig config;
-  config.image_path = {"ortho.tif"};
+  SourceOptions config;
+  config.rasters = {"ortho.tif"};
   try {
     (void)mgpr::runtime::make_tile_source(config);
     FAIL() << "a GDAL-less build accepted a raster";

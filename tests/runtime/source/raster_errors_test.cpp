@@ -13,27 +13,26 @@
 #include <future>
 #include <string>
 
-#include "mgpr/config.hpp"
-#include "mgpr/error.hpp"
 #include "source/tile_source.hpp"
+#include "mgpr/error.hpp"
 #include "support/error_of.hpp"
 #include "support/rasters.hpp"
 
 namespace {
 
-using mgpr::RunConfig;
+using mgpr::runtime::SourceOptions;
 using mgpr::UsageError;
 using mgpr::test::RasterSpec;
 using mgpr::test::TempDir;
 using testing::HasSubstr;
 
-std::string usage_error(const RunConfig& config) {
+std::string usage_error(const SourceOptions& config) {
   return mgpr::test::error_of([&] { (void)mgpr::runtime::make_tile_source(config); });
 }
 
-RunConfig reading(const std::string& path) {
-  RunConfig config;
-  config.image_path = {path};
+SourceOptions reading(const std::string& path) {
+  SourceOptions config;
+  config.rasters = {path};
   return config;
 }
 
@@ -163,14 +162,14 @@ TEST(RasterErrors, RastersMustGiveTheSameChannelCount) {
   grey.bands = 1;
   const auto rgb = mgpr::test::write_raster(scratch.file("rgb.tif"), RasterSpec{});
   const auto single = mgpr::test::write_raster(scratch.file("grey.tif"), grey);
-  RunConfig config;
-  config.image_path = {rgb, single};
+  SourceOptions config;
+  config.rasters = {rgb, single};
   const auto message = usage_error(config);
   EXPECT_THAT(message, HasSubstr("'" + single + "' gives the model 1 channel (bands=1) but '" + rgb + "' gives 3"));
 }
 
 TEST(RasterErrors, NoRasterAndAbsurdTileSize) {
-  EXPECT_THAT(usage_error(RunConfig{}), HasSubstr("use_fake_data=true"));
+  EXPECT_THAT(usage_error(SourceOptions{}), HasSubstr("use_fake_data=true"));
   TempDir scratch;
   auto config = reading(mgpr::test::write_raster(scratch.file("rgb.tif"), RasterSpec{}));
   config.tile_size = 0;

@@ -12,15 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "mgpr/config.hpp"
+#include "source/tile_source.hpp"
 #include "source/raster_source.hpp"
 #include "source/reader_pool.hpp"
-#include "source/tile_source.hpp"
 #include "support/rasters.hpp"
 
 namespace {
 
-using mgpr::RunConfig;
+using mgpr::runtime::SourceOptions;
 using mgpr::runtime::ReaderPool;
 using mgpr::runtime::Tile;
 using mgpr::runtime::TileData;
@@ -49,11 +48,11 @@ double per_band(const std::vector<double>& values, std::size_t band, double fall
 struct Expectation {
   RasterSpec spec;
   std::string path;
-  RunConfig config;
+  SourceOptions config;
   std::vector<int> bands;  // the selection the source should have made
 };
 
-// Compares one tile with GDAL's read of its window, scaled as RunConfig documents:
+// Compares one tile with GDAL's read of its window, scaled as SourceOptions documents:
 // value = (raw * scale - mean) / std; nodata or NaN in any band, or outside the window,
 // gives 0 in every channel and valid 0.
 void expect_tile_matches_gdal(const TileData& tile, const Expectation& expected) {
@@ -121,7 +120,7 @@ TEST_P(RasterReaderMatchesGdal, EveryTile) {
   const auto& c = GetParam();
   TempDir scratch;
   Expectation expected{c.spec, mgpr::test::write_raster(scratch.file(c.name + ".tif"), c.spec), {}, c.expected_bands};
-  expected.config.image_path = {expected.path};
+  expected.config.rasters = {expected.path};
   expected.config.bands = c.bands;
   expected.config.scale = c.scale;
   expected.config.mean = c.mean;
@@ -211,9 +210,9 @@ TEST(RasterSource, SeveralRastersAreTiledInIdOrder) {
   second.width = 64;
   second.height = 128;
   second.seed = 2;
-  RunConfig config;
+  SourceOptions config;
   config.tile_size = 64;
-  config.image_path = {mgpr::test::write_raster(scratch.file("a.tif"), first),
+  config.rasters = {mgpr::test::write_raster(scratch.file("a.tif"), first),
                        mgpr::test::write_raster(scratch.file("b.tif"), second)};
   const auto source = mgpr::runtime::make_tile_source(config);
   ASSERT_EQ(source->rasters().size(), 2U);
@@ -226,9 +225,9 @@ TEST(RasterSource, SeveralRastersAreTiledInIdOrder) {
   const auto reader = source->open_reader();
   TileData data;
   reader->read(tiles[5], data);
-  expect_tile_matches_gdal(data, Expectation{second, config.image_path[1], config, {1, 2, 3}});
+  expect_tile_matches_gdal(data, Expectation{second, config.rasters[1], config, {1, 2, 3}});
   reader->read(tiles[0], data);
-  expect_tile_matches_gdal(data, Expectation{first, config.image_path[0], config, {1, 2, 3}});
+  expect_tile_matches_gdal(data, Expectation{first, config.rasters[0], config, {1, 2, 3}});
 }
 
 TEST(RasterSource, ReaderPoolReadsTheSameTilesAsOneReader) {
@@ -237,10 +236,10 @@ TEST(RasterSource, ReaderPoolReadsTheSameTilesAsOneReader) {
   spec.width = 300;
   spec.height = 260;
   spec.nodata = 7.0;
-  RunConfig config;
+  SourceOptions config;
   config.tile_size = 64;
   config.overlap = 10;
-  config.image_path = {mgpr::test::write_raster(scratch.file("pool.tif"), spec)};
+  config.rasters = {mgpr::test::write_raster(scratch.file("pool.tif"), spec)};
   const auto source = mgpr::runtime::make_tile_source(config);
   std::map<TileId, TileData> single;
   const auto reader = source->open_reader();
@@ -269,8 +268,8 @@ TEST(RasterSource, ReaderPoolReadsTheSameTilesAsOneReader) {
 TEST(RasterSource, SetsASmallGdalCacheUnlessTheUserChoseOne) {
   if (std::getenv("GDAL_CACHEMAX") != nullptr) GTEST_SKIP() << "GDAL_CACHEMAX is set in this environment";
   TempDir scratch;
-  RunConfig config;
-  config.image_path = {mgpr::test::write_raster(scratch.file("cache.tif"), RasterSpec{})};
+  SourceOptions config;
+  config.rasters = {mgpr::test::write_raster(scratch.file("cache.tif"), RasterSpec{})};
   (void)mgpr::runtime::make_tile_source(config);
   EXPECT_EQ(GDALGetCacheMax64(), mgpr::runtime::kDefaultGdalCacheBytes);
 }

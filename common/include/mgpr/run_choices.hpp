@@ -1,0 +1,34 @@
+#pragma once
+// The run's choices that take one of a few named values (task=, sharding=, accelerator=,
+// precision=). The configuration keeps the names users type; the run plan turns them
+// into these enums once, so no stage compares strings. The name lists here are also the
+// values the configuration accepts (one list each).
+#include <array>
+#include <string_view>
+
+namespace mgpr {
+
+enum class Task { kClassify, kDetect, kSegment };
+enum class Sharding { kDynamic, kStatic };
+enum class Accelerator { kAuto, kGpu, kCpu };
+// kAuto only as asked for: the run plan resolves it to one of the others per device.
+enum class Precision { kAuto, kFp32, kFp16, kBf16 };
+
+// In the enums' order, so an enum's value indexes its name.
+inline constexpr std::array<std::string_view, 3> kTaskNames{"classify", "detect", "segment"};
+inline constexpr std::array<std::string_view, 2> kShardingNames{"dynamic", "static"};
+inline constexpr std::array<std::string_view, 3> kAcceleratorNames{"auto", "gpu", "cpu"};
+inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32", "fp16", "bf16"};
+
+std::string_view name_of(Task task);
+std::string_view name_of(Sharding sharding);
+std::string_view name_of(Accelerator accelerator);
+std::string_view name_of(Precision precision);
+
+// Each throws UsageError naming the key, the value and the values allowed.
+Task parse_task(std::string_view name);
+Sharding parse_sharding(std::string_view name);
+Accelerator parse_accelerator(std::string_view name);
+Precision parse_precision(std::string_view name);
+
+}  // namespace mgpr

@@ -1,0 +1,104 @@
+#include "app/run_plan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "mgpr/text.hpp"
+#include "pipeline/memory_budget.hpp"
+#include "resume/tile_journal.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+// Slurm's CPUs per task when set; otherwise the CPUs this process may run on, shared
+// between the ranks of this machine so local ranks do not oversubscribe it.
+int default_threads(const RankEnvironment& ranks) {
+  // A value that is not a whole number from 1 up is ignored, and the CPUs decide.
+  if (const char* cpus = std::getenv(env::kSlurmCpusPerTask)) {
+    if (const auto count = parse_number<int>(cpus, 1, 1 << 20)) return *count;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int usable = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                                    : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max(1, usable / std::max(1, ranks.local_world_size));
+}
+
+SourceOptions source_options(const RunConfig& config) {
+  SourceOptions source;
+  source.rasters = config.image_path;
+  if (config.use_fake_data) source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay};
+  source.bands = config.bands;
+  source.scale = config.scale;
+  source.mean = config.mean;
+  source.std = config.std;
+  source.tile_size = config.tile_size;
+  source.overlap = config.overlap;
+  return source;
+}
+
+TaskOptions task_options(const RunConfig& config) {
+  TaskOptions output;
+  output.task = parse_task(config.task);
+  output.model = config.model;
+  output.output_dir = config.output_dir;
+  output.overlap = config.overlap;
+  output.score_threshold = config.score_threshold;
+  output.iou_threshold = config.iou_threshold;
+  output.class_aware_nms = config.class_aware_nms;
+  output.segment_probability = config.segment_probability;
+  output.cog = config.cog;
+  output.quicklook = config.quicklook;
+  output.quicklook_size = config.quicklook_size;
+  return output;
+}
+
+}  // namespace
+
+JournalKey journal_key(const RunConfig& c) {
+  JournalKey key;
+  key.output_dir = c.output_dir;
+  // The same text as every release before, so an interrupted run resumes across an upgrade.
+  key.settings = fmt::format(
+      "task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
+      "score={} probability={} fake={} count={}",
+      c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale, fmt::join(c.mean, ","), fmt::join(c.std, ","),
+      c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count);
+  key.model = c.model;
+  key.libraries = c.model_libraries;
+  key.rasters = c.image_path;
+  return key;
+}
+
+RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
+  RunPlan plan;
+  plan.threads = config.threads > 0 ? config.threads : default_threads(ranks);
+  plan.device = choose_device(parse_accelerator(config.accelerator), ranks.local_rank);
+  plan.execution = plan_execution({parse_precision(config.precision), config.force_precision, config.channels_last},
+                                  execution_facts(plan.device), config.cudnn_benchmark);
+  plan.source = source_options(config);
+  plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size};
+  plan.output = task_options(config);
+  plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);
+  plan.sharding = parse_sharding(config.sharding);
+  plan.log_interval = config.log_interval;
+  plan.rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
+  plan.rendezvous.peer_timeout = std::chrono::seconds(config.peer_timeout);
+  plan.rendezvous.use_gpu = plan.device.is_cuda;
+  plan.rendezvous.device_index = plan.device.is_cuda ? static_cast<int>(plan.device.device.index()) : 0;
+  plan.resume = config.resume;
+  plan.journal_folder = journal_dir(journal_key(config));
+  return plan;
+}
+
+void check_run_fits(const RunPlan& plan, int channels) {
+  check_memory_budget(plan.in_flight, plan.source.tile_size, channels);
+}
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,53 @@
+#pragma once
+// The configuration and the machine, resolved once at start-up into what every stage of
+// the run receives: the device and how the model runs on it, each stage's own small
+// options, the tiles held in memory, the journal's folder. Stages never see the
+// configuration (tests/unit/layering_check.sh refuses mgpr/config.hpp outside app/), and
+// nothing here is worked out twice.
+#include <filesystem>
+#include <vector>
+
+#include "distributed/communicator.hpp"
+#include "mgpr/config.hpp"
+#include "mgpr/env_names.hpp"
+#include "mgpr/run_choices.hpp"
+#include "model/execution_policy.hpp"
+#include "model/model.hpp"
+#include "pipeline/pipeline.hpp"
+#include "source/tile_source.hpp"
+#include "tasks/task_output.hpp"
+
+namespace mgpr::runtime {
+
+struct RunPlan {
+  int threads = 1;  // LibTorch's intra-op threads on this rank
+  DeviceChoice device;
+  // How the model runs on the device: the plan asked for first, then its fallback
+  // (model/execution_policy.hpp).
+  std::vector<ExecutionPlan> execution;
+  SourceOptions source;
+  ModelOptions model;
+  TaskOptions output;
+  // Tiles held in memory: the reader pool's queue and the memory budget count these.
+  InFlightTiles in_flight;
+  Sharding sharding = Sharding::kDynamic;
+  int log_interval = 10;  // batches between progress lines (0: none)
+  RendezvousOptions rendezvous;
+  bool resume = true;
+  // This run's journals (resume/tile_journal.hpp), from a fingerprint of its inputs.
+  std::filesystem::path journal_folder;
+};
+
+// Resolves `config` on this machine for the rank `ranks` describes: threads from Slurm's
+// CPUs or this machine's, the device, the execution plan, each stage's options. Throws
+// UsageError for a choice the device cannot run (precision=bf16 on a GPU without it, ...).
+RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks);
+
+// The bounds that depend on the rasters once their band count is known: the tiles in
+// flight against the memory this rank may use. Throws UsageError naming the keys.
+void check_run_fits(const RunPlan& plan, int channels);
+
+// What identifies the results of `config` (resume/tile_journal.hpp's JournalKey).
+JournalKey journal_key(const RunConfig& config);
+
+}  // namespace mgpr::runtime

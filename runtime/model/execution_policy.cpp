@@ -1,0 +1,127 @@
+#include "model/execution_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "mgpr/error.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+struct PrecisionChoice {
+  Precision precision;
+  bool automatic = false;
+  std::string why;
+};
+
+// precision=auto: what users' Python does on the device, where it pays. On a CPU that
+// computes bf16 natively, LibTorch 2.x's autocast ran ResNet-50 1.5x and the detectors
+// 1.3-1.5x faster than fp32, end to end (docs/benchmarks.md; multigpu_raster forces
+// bf16-mixed on CPUs); LibTorch 1.13's ran slower than fp32, and GPUs keep fp32
+// (Lightning's default there).
+PrecisionChoice resolve_precision(Precision asked, const ExecutionFacts& facts) {
+  if (asked != Precision::kAuto) return {asked, false, {}};
+  if (facts.is_cuda) return {Precision::kFp32, true, "auto: fp32 on a GPU"};
+  if (facts.torch_major < 2) return {Precision::kFp32, true, "auto: LibTorch 1.x's CPU bf16 is slower than fp32"};
+  if (!facts.native_bf16_flag.empty()) {
+    return {Precision::kBf16, true, fmt::format("auto: native {}", facts.native_bf16_flag)};
+  }
+  return {Precision::kFp32, true, "auto: this CPU has no native bf16"};
+}
+
+// Refuses, or warns of, a reduced precision the device lacks; says whether autocast runs it.
+bool reduced_precision_autocast(const PrecisionChoice& choice, const ExecutionRequest& request,
+                                const ExecutionFacts& facts, std::vector<std::string>& warnings) {
+  const auto name = name_of(choice.precision);
+  if (facts.is_cuda) {
+    // bf16 needs Ampere (8.0) or newer; fp16 tensor cores exist since Volta (7.0).
+    const int needed = choice.precision == Precision::kBf16 ? 80 : 70;
+    if (facts.compute_capability < needed && !request.force_precision) {
+      throw UsageError(
+          fmt::format("precision={} on {} (compute capability {}.{}) is emulated or unsupported: it "
+                      "needs {}.{} or newer; use precision=fp32{}, or force_precision=true to run it "
+                      "anyway",
+                      name, facts.device_product_name, facts.compute_capability / 10, facts.compute_capability % 10,
+                      needed / 10, needed % 10, choice.precision == Precision::kBf16 ? " or fp16" : ""));
+    }
+    return true;
+  }
+  const bool slow = choice.precision == Precision::kFp16 || facts.native_bf16_flag.empty();
+  if (slow && !request.force_precision) {
+    throw UsageError(
+        fmt::format("precision={} on this CPU is emulated and many times slower than fp32 "
+                    "(no native {} support); use precision=fp32 or precision=auto, or force_precision=true "
+                    "to run it anyway",
+                    name, name));
+  }
+  if (slow) warnings.push_back(fmt::format("precision={} forced on a CPU that emulates it: expect it slow", name));
+  // As torch.autocast("cpu") and Lightning's bf16-mixed: fp32 weights, bf16 where
+  // autocast's CPU list says. A model cast whole fails in torchvision's CPU NMS (no bf16
+  // kernel); LibTorch 1.13's CPU autocast ran 3-5x slower than fp32, so there the model
+  // is still cast (docs/benchmarks.md).
+  return facts.torch_major >= 2 && choice.precision == Precision::kBf16;
+}
+
+ExecutionPlan plan_for(const PrecisionChoice& choice, const ExecutionRequest& request, const ExecutionFacts& facts,
+                       bool cudnn_benchmark) {
+  ExecutionPlan plan;
+  plan.precision = choice.precision;
+  plan.automatic = choice.automatic;
+  plan.why = choice.why;
+  const bool fp32 = choice.precision == Precision::kFp32;
+  if (!fp32) plan.autocast = reduced_precision_autocast(choice, request, facts, plan.warnings);
+  // oneDNN's convolutions want NHWC as cuDNN's tensor cores do: on a CPU ResNet-50 in bf16
+  // ran 2.7 tiles/s in NCHW and 8.0 in NHWC, and Faster R-CNN in fp32 0.92 -> 1.08 tiles/s
+  // model-only (ResNet-50 and RetinaNet in fp32 unchanged: the optimisation below prepacks
+  // their convolutions anyway); docs/benchmarks.md. Measured on LibTorch 2.7 only, so a
+  // CPU keeps NCHW under 1.x, and for a model cast whole.
+  const bool cpu_channels_last = facts.torch_major >= 2 && (plan.autocast || fp32);
+  plan.channels_last = request.channels_last && (facts.is_cuda || cpu_channels_last);
+  if (!facts.is_cuda && (plan.autocast || fp32)) {
+    // Under autocast, freezing folds the frozen batch norms into the convolutions, so the
+    // bf16 convolutions no longer hand their outputs to fp32 arithmetic and back (batch
+    // 16, model-only: ResNet-50 11.9 -> 15.0 tiles/s, RetinaNet 2.22 -> 3.53, Faster
+    // R-CNN 1.75 -> 2.23). optimize_for_inference is not used there: its prepacked fp32
+    // kernels bypass autocast's bf16. In fp32 it stays (ResNet-50 at 512 px: 2.21 -> 2.93
+    // tiles/s); freezing alone measured no faster there (docs/benchmarks.md).
+    plan.optimisation = plan.autocast ? GraphOptimisation::kFreeze : GraphOptimisation::kOptimizeForInference;
+  }
+  // Off by default: every batch has the tile shape, but on an H100 cuDNN's search gained
+  // nothing for ResNet-50 and its trial workspaces took the peak allocation from 3.5 to
+  // 18 GiB (docs/benchmarks.md).
+  plan.cudnn_benchmark = facts.is_cuda && cudnn_benchmark;
+  return plan;
+}
+
+}  // namespace
+
+std::vector<ExecutionPlan> plan_execution(const ExecutionRequest& request, const ExecutionFacts& facts,
+                                          bool cudnn_benchmark) {
+  const auto choice = resolve_precision(request.precision, facts);
+  std::vector<ExecutionPlan> plans{plan_for(choice, request, facts, cudnn_benchmark)};
+  // precision=auto promised a run, not bf16: a model without bf16 kernels runs in fp32.
+  if (choice.automatic && choice.precision != Precision::kFp32) {
+    plans.push_back(
+        plan_for({Precision::kFp32, true, "auto: the model fails in bf16"}, request, facts, cudnn_benchmark));
+  }
+  return plans;
+}
+
+std::string_view precision_name(const ExecutionPlan& plan) { return name_of(plan.precision); }
+
+std::string native_bf16_flag() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (!line.starts_with("flags")) continue;
+    line += ' ';
+    for (const char* flag : {"amx_bf16", "avx512_bf16"}) {
+      if (line.find(fmt::format(" {} ", flag)) != std::string::npos) return flag;
+    }
+    return {};
+  }
+  return {};
+}
+
+}  // namespace mgpr::runtime

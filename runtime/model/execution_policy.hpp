@@ -1,0 +1,62 @@
+#pragma once
+// How a model runs on a device: the precision (what precision=auto becomes, and whether a
+// precision asked for is refused), autocast or a cast model, the memory layout and the
+// graph optimisation. A policy on facts only, decided once by the run plan and carried
+// out by TileModel; each benchmark finding changes a row here, not the model loader.
+// No LibTorch: the table of cases is tested as data (tests/runtime/model).
+#include <string>
+#include <vector>
+
+#include "mgpr/run_choices.hpp"
+
+namespace mgpr::runtime {
+
+// What the policy asks of the machine and the build.
+struct ExecutionFacts {
+  bool is_cuda = false;
+  int compute_capability = 0;       // major * 10 + minor on a GPU; 0 on a CPU
+  std::string device_product_name;  // "NVIDIA H100 80GB HBM3"; for messages
+  // "amx_bf16" or "avx512_bf16" where the CPU computes bf16 natively, else empty.
+  std::string native_bf16_flag;
+  int torch_major = 2;  // LibTorch's major version
+};
+
+// What the user asked for (precision=, force_precision=, channels_last=).
+struct ExecutionRequest {
+  Precision precision = Precision::kAuto;
+  bool force_precision = false;
+  bool channels_last = true;
+};
+
+enum class GraphOptimisation {
+  kNone,
+  kFreeze,                // torch::jit::freeze: batch norms folded, keeps autocast's bf16
+  kOptimizeForInference,  // torch::jit::optimize_for_inference: prepacked fp32 kernels
+};
+
+struct ExecutionPlan {
+  Precision precision = Precision::kFp32;  // never kAuto
+  bool automatic = false;                  // chosen by precision=auto
+  std::string why;                         // for the banner; empty unless automatic
+  bool autocast = false;                   // fp32 weights, autocast picks each operator's type
+  bool channels_last = false;              // weights and inputs in NHWC
+  GraphOptimisation optimisation = GraphOptimisation::kNone;
+  bool cudnn_benchmark = false;       // GPU only: cuDNN times its algorithms
+  std::vector<std::string> warnings;  // the user should know (a slow precision forced)
+};
+
+// The plans to try in order: the one asked for, and after it, for precision=auto only, the
+// fp32 plan that runs when the model fails in the reduced precision auto chose. Throws
+// UsageError naming precision= and the fix for a precision the device cannot run or
+// only emulates (unless force_precision).
+std::vector<ExecutionPlan> plan_execution(const ExecutionRequest& request, const ExecutionFacts& facts,
+                                          bool cudnn_benchmark = false);
+
+// "fp32", "fp16", "bf16".
+std::string_view precision_name(const ExecutionPlan& plan);
+
+// This CPU's native bf16 flag from /proc/cpuinfo ("amx_bf16", "avx512_bf16"), or empty
+// where bf16 would be emulated (measured 25x slower than fp32 on such a CPU).
+std::string native_bf16_flag();
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,111 @@
+// The run plan: the configuration and the machine resolved once into each stage's own
+// options, with the choices typed, the journal's folder computed once and one count of
+// the tiles in memory.
+#include "app/run_plan.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+
+#include <filesystem>
+
+#include "mgpr/config.hpp"
+#include "mgpr/error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace rt = mgpr::runtime;
+
+mgpr::RunConfig fake_cpu_run() {
+  mgpr::RunConfig config;
+  config.use_fake_data = true;
+  config.accelerator = "cpu";
+  return config;
+}
+
+TEST(RunPlan, EachStageGetsItsOwnOptionsFromTheConfiguration) {
+  auto config = fake_cpu_run();
+  config.dummy_dataset_count = 7;
+  config.dummy_dataset_delay = 0.25;
+  config.tile_size = 256;
+  config.overlap = 16;
+  config.batch_size = 8;
+  config.workers = 3;
+  config.threads = 5;
+  config.sharding = "static";
+  config.precision = "fp32";
+  config.score_threshold = 0.4;
+  config.rendezvous_timeout = 42;
+  config.peer_timeout = 17;
+  config.log_interval = 0;
+  config.resume = false;
+  const auto plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+
+  EXPECT_EQ(plan.threads, 5);
+  EXPECT_FALSE(plan.device.is_cuda);
+  ASSERT_TRUE(plan.source.fake.has_value());
+  EXPECT_EQ(plan.source.fake->count, 7);
+  EXPECT_DOUBLE_EQ(plan.source.fake->delay_s, 0.25);
+  EXPECT_EQ(plan.source.tile_size, 256);
+  EXPECT_EQ(plan.source.overlap, 16);
+  EXPECT_EQ(plan.model.tile_size, 256);
+  EXPECT_EQ(plan.model.model, "builtin:resnet50");
+  EXPECT_EQ(plan.output.task, mgpr::Task::kClassify);
+  EXPECT_EQ(plan.output.overlap, 16);
+  EXPECT_DOUBLE_EQ(plan.output.score_threshold, 0.4);
+  EXPECT_EQ(plan.sharding, mgpr::Sharding::kStatic);
+  EXPECT_EQ(plan.in_flight.batch_size, 8);
+  EXPECT_EQ(plan.in_flight.workers, 3);
+  EXPECT_EQ(plan.in_flight.batches_read_ahead, 1) << "a CPU reads one batch ahead";
+  EXPECT_EQ(plan.rendezvous.timeout, std::chrono::seconds(42));
+  EXPECT_EQ(plan.rendezvous.peer_timeout, std::chrono::seconds(17));
+  EXPECT_FALSE(plan.rendezvous.use_gpu);
+  EXPECT_EQ(plan.log_interval, 0);
+  EXPECT_FALSE(plan.resume);
+  ASSERT_EQ(plan.execution.size(), 1U);
+  EXPECT_EQ(plan.execution.front().precision, mgpr::Precision::kFp32);
+  EXPECT_FALSE(plan.execution.front().automatic);
+}
+
+// The folder's name is a fingerprint of the same text as before the run plan existed, so
+// a run interrupted under an earlier mgpr resumes under this one.
+TEST(RunPlan, TheJournalFolderKeepsItsFingerprint) {
+  const auto plan = rt::make_run_plan(fake_cpu_run(), mgpr::RankEnvironment{});
+  EXPECT_EQ(plan.journal_folder, fs::path("mgpr_output") / ".mgpr-journal" / "66611244b12ac01d");
+}
+
+TEST(RunPlan, OnlyWhatChangesATilesResultChangesTheJournalFolder) {
+  auto config = fake_cpu_run();
+  const auto first = rt::journal_dir(rt::journal_key(config));
+  config.tile_size = 512;
+  EXPECT_NE(rt::journal_dir(rt::journal_key(config)), first);
+  config.tile_size = 1024;
+  config.iou_threshold = 0.3;  // merging happens at the end, from the journaled boxes
+  config.workers = 7;
+  config.sharding = "static";
+  EXPECT_EQ(rt::journal_dir(rt::journal_key(config)), first);
+}
+
+TEST(RunPlan, ThreadsDefaultToTheCpusSlurmGaveTheTask) {
+  auto config = fake_cpu_run();
+  ::setenv("SLURM_CPUS_PER_TASK", "3", 1);
+  EXPECT_EQ(rt::make_run_plan(config, mgpr::RankEnvironment{}).threads, 3);
+  ::setenv("SLURM_CPUS_PER_TASK", "many", 1);  // not a number: the CPUs decide
+  EXPECT_GE(rt::make_run_plan(config, mgpr::RankEnvironment{}).threads, 1);
+  ::unsetenv("SLURM_CPUS_PER_TASK");
+}
+
+TEST(RunPlan, APrecisionTheDeviceCannotRunIsRefusedWhenThePlanIsMade) {
+  auto config = fake_cpu_run();
+  config.precision = "fp16";
+  try {
+    (void)rt::make_run_plan(config, mgpr::RankEnvironment{});
+    ADD_FAILURE() << "fp16 on a CPU was planned";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("precision=fp16"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,177 @@
+// The execution policy as a table: for each device, build and request, the precision,
+// autocast, layout and optimisation a model runs with, what precision=auto says, its
+// fallback, and the refusals. Facts are given, not read from this machine, so every row
+// runs everywhere.
+#include "model/execution_policy.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mgpr/error.hpp"
+#include "support/error_of.hpp"
+
+namespace {
+
+namespace rt = mgpr::runtime;
+using mgpr::Precision;
+using rt::GraphOptimisation;
+using testing::HasSubstr;
+
+rt::ExecutionFacts cpu(std::string bf16_flag, int torch_major = 2) {
+  rt::ExecutionFacts facts;
+  facts.native_bf16_flag = std::move(bf16_flag);
+  facts.torch_major = torch_major;
+  return facts;
+}
+
+rt::ExecutionFacts gpu(int compute_capability) {
+  rt::ExecutionFacts facts;
+  facts.is_cuda = true;
+  facts.compute_capability = compute_capability;
+  facts.device_product_name = "Test GPU";
+  return facts;
+}
+
+struct Expected {
+  Precision precision;
+  bool autocast;
+  bool channels_last;
+  GraphOptimisation optimisation;
+  std::string why;  // empty: not automatic
+  bool warns = false;
+};
+
+struct Row {
+  std::string name;
+  rt::ExecutionRequest request;
+  rt::ExecutionFacts facts;
+  std::vector<Expected> plans;  // the plan and, for auto, its fallback
+};
+
+const rt::ExecutionRequest kAuto{Precision::kAuto, false, true};
+const rt::ExecutionRequest kFp32{Precision::kFp32, false, true};
+const rt::ExecutionRequest kBf16{Precision::kBf16, false, true};
+const rt::ExecutionRequest kBf16Forced{Precision::kBf16, true, true};
+const rt::ExecutionRequest kFp16Forced{Precision::kFp16, true, true};
+const rt::ExecutionRequest kFp32Nchw{Precision::kFp32, false, false};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table{
+      {"auto on an AMX CPU runs bf16 autocast, frozen, with an fp32 fallback",
+       kAuto,
+       cpu("amx_bf16"),
+       {{Precision::kBf16, true, true, GraphOptimisation::kFreeze, "auto: native amx_bf16"},
+        {Precision::kFp32, false, true, GraphOptimisation::kOptimizeForInference, "auto: the model fails in bf16"}}},
+      {"auto on an AVX-512 bf16 CPU",
+       kAuto,
+       cpu("avx512_bf16"),
+       {{Precision::kBf16, true, true, GraphOptimisation::kFreeze, "auto: native avx512_bf16"},
+        {Precision::kFp32, false, true, GraphOptimisation::kOptimizeForInference, "auto: the model fails in bf16"}}},
+      {"auto on an AVX2-only CPU runs fp32, optimised, channels-last",
+       kAuto,
+       cpu(""),
+       {{Precision::kFp32, false, true, GraphOptimisation::kOptimizeForInference,
+         "auto: this CPU has no native bf16"}}},
+      {"auto under LibTorch 1.x keeps fp32 and NCHW even with native bf16",
+       kAuto,
+       cpu("amx_bf16", 1),
+       {{Precision::kFp32, false, false, GraphOptimisation::kOptimizeForInference,
+         "auto: LibTorch 1.x's CPU bf16 is slower than fp32"}}},
+      {"auto on a GPU is fp32, channels-last, not optimised",
+       kAuto,
+       gpu(90),
+       {{Precision::kFp32, false, true, GraphOptimisation::kNone, "auto: fp32 on a GPU"}}},
+      {"bf16 asked for on an Ampere GPU runs autocast",
+       kBf16,
+       gpu(80),
+       {{Precision::kBf16, true, true, GraphOptimisation::kNone, ""}}},
+      {"bf16 forced on a Turing GPU runs autocast",
+       kBf16Forced,
+       gpu(75),
+       {{Precision::kBf16, true, true, GraphOptimisation::kNone, ""}}},
+      {"bf16 asked for on a CPU with native bf16",
+       kBf16,
+       cpu("amx_bf16"),
+       {{Precision::kBf16, true, true, GraphOptimisation::kFreeze, ""}}},
+      {"bf16 forced on a CPU that emulates it warns",
+       kBf16Forced,
+       cpu(""),
+       {{Precision::kBf16, true, true, GraphOptimisation::kFreeze, "", true}}},
+      {"bf16 under LibTorch 1.x casts the model whole",
+       kBf16,
+       cpu("amx_bf16", 1),
+       {{Precision::kBf16, false, false, GraphOptimisation::kNone, ""}}},
+      {"fp16 forced on a CPU casts the model whole, NCHW, and warns",
+       kFp16Forced,
+       cpu("amx_bf16"),
+       {{Precision::kFp16, false, false, GraphOptimisation::kNone, "", true}}},
+      {"fp32 with channels_last=false stays NCHW",
+       kFp32Nchw,
+       cpu(""),
+       {{Precision::kFp32, false, false, GraphOptimisation::kOptimizeForInference, ""}}},
+      {"fp32 asked for on a GPU", kFp32, gpu(70), {{Precision::kFp32, false, true, GraphOptimisation::kNone, ""}}},
+  };
+  return table;
+}
+
+TEST(ExecutionPolicy, EveryRowOfTheTable) {
+  for (const auto& row : rows()) {
+    SCOPED_TRACE(row.name);
+    const auto plans = rt::plan_execution(row.request, row.facts);
+    ASSERT_EQ(plans.size(), row.plans.size());
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const auto& got = plans[i];
+      const auto& want = row.plans[i];
+      EXPECT_EQ(got.precision, want.precision) << "plan " << i;
+      EXPECT_EQ(got.autocast, want.autocast) << "plan " << i;
+      EXPECT_EQ(got.channels_last, want.channels_last) << "plan " << i;
+      EXPECT_EQ(got.optimisation, want.optimisation) << "plan " << i;
+      EXPECT_EQ(got.why, want.why) << "plan " << i;
+      EXPECT_EQ(got.automatic, !want.why.empty()) << "plan " << i;
+      EXPECT_EQ(!got.warnings.empty(), want.warns) << "plan " << i;
+      EXPECT_FALSE(got.cudnn_benchmark) << "plan " << i;
+    }
+  }
+}
+
+struct Refusal {
+  std::string name;
+  rt::ExecutionRequest request;
+  rt::ExecutionFacts facts;
+  std::vector<std::string> says;
+};
+
+TEST(ExecutionPolicy, PrecisionsTheDeviceLacksAreRefusedWithTheFix) {
+  const std::vector<Refusal> refusals{
+      {"bf16 before Ampere",
+       kBf16,
+       gpu(75),
+       {"precision=bf16 on Test GPU (compute capability 7.5)", "8.0 or newer", "precision=fp32 or fp16",
+        "force_precision=true"}},
+      {"fp16 before Volta",
+       {Precision::kFp16, false, true},
+       gpu(61),
+       {"precision=fp16", "7.0 or newer", "force_precision=true"}},
+      {"bf16 on a CPU without it",
+       kBf16,
+       cpu(""),
+       {"precision=bf16 on this CPU is emulated", "precision=auto", "force_precision=true"}},
+      {"fp16 on any CPU", {Precision::kFp16, false, true}, cpu("amx_bf16"), {"precision=fp16 on this CPU"}},
+  };
+  for (const auto& refusal : refusals) {
+    SCOPED_TRACE(refusal.name);
+    const auto message = mgpr::test::error_of([&] { (void)rt::plan_execution(refusal.request, refusal.facts); });
+    for (const auto& part : refusal.says) EXPECT_THAT(message, HasSubstr(part));
+  }
+}
+
+TEST(ExecutionPolicy, CudnnBenchmarkIsAGpuSwitchOnly) {
+  EXPECT_TRUE(rt::plan_execution(kFp32, gpu(90), true).front().cudnn_benchmark);
+  EXPECT_FALSE(rt::plan_execution(kFp32, cpu(""), true).front().cudnn_benchmark);
+}
+
+}  // namespace
