@@ -15,8 +15,8 @@
 #include <cmath>
 #include <vector>
 
-#include "distributed/sharding.hpp"
 #include "app/run_plan.hpp"
+#include "distributed/sharding.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
@@ -74,8 +74,7 @@ int main(int argc, char** argv) {
     const auto batches = (tile_count + batch_size - 1) / batch_size;
 
     // Model-only: the batch already on the device, so the figure is the model's alone.
-    const auto batch =
-        torch::rand({batch_size, source->channels(), tile_size, tile_size}).to(device.device);
+    const auto batch = torch::rand({batch_size, source->channels(), tile_size, tile_size}).to(device.device);
     const auto wait_for_device = [&] {
       if (device.is_cuda) torch::cuda::synchronize();
     };

@@ -140,8 +140,7 @@ std::string ranks_section(const JobReport& job) {
         "<td class=\"status-{}\">{}</td></tr>\n",
         rank.rank, html_text(rank.host), html_text(rank.device),
         rank.gpu_name.empty() ? "" : " (" + html_text(rank.gpu_name) + ")", rank.tiles, rank.tiles_per_s(),
-        rank.busy_percent(), rank.data_wait_s, gib(rank.memory_avg_bytes), gib(rank.memory_peak_bytes), status,
-        status);
+        rank.busy_percent(), rank.data_wait_s, gib(rank.memory_avg_bytes), gib(rank.memory_peak_bytes), status, status);
   }
   return out + "</table>\n";
 }
@@ -149,7 +148,8 @@ std::string ranks_section(const JobReport& job) {
 std::string timeline_section(const JobReport& job) {
   const auto svg = timeline_svg(job.ranks);
   std::string out = "<h2 id=\"timeline\">Timeline</h2>\n";
-  if (svg.empty()) return out + "<p>No rank recorded a timeline (summaries written before mgpr recorded one have none).</p>\n";
+  if (svg.empty())
+    return out + "<p>No rank recorded a timeline (summaries written before mgpr recorded one have none).</p>\n";
   return out + svg +
          "<p class=\"legend\"><span><i class=\"key\" style=\"background:#2563eb\"></i>tiles/s (bar height)</span>"
          "<span><i class=\"key\" style=\"background:#f59e0b\"></i>waiting for data</span>"
@@ -196,9 +196,10 @@ std::string quicklook_section(const std::vector<ReportImage>& images) {
   if (images.empty()) return "";
   std::string out = "<h2 id=\"quicklook\">Quicklook</h2>\n";
   for (const auto& image : images) {
-    out += fmt::format("<figure><img class=\"quicklook\" alt=\"{0}\" src=\"data:image/png;base64,{1}\">"
-                       "<figcaption>{0}</figcaption></figure>\n",
-                       html_text(image.path), base64(image.png));
+    out += fmt::format(
+        "<figure><img class=\"quicklook\" alt=\"{0}\" src=\"data:image/png;base64,{1}\">"
+        "<figcaption>{0}</figcaption></figure>\n",
+        html_text(image.path), base64(image.png));
   }
   return out;
 }
@@ -217,8 +218,8 @@ std::vector<ReportImage> quicklooks_of(const JobReport& job, std::vector<std::st
         continue;
       }
       if (size > kLargestImage) {
-        notes.push_back(fmt::format("quicklook {}: not shown: {} bytes, over the {} a page carries", output, size,
-                                    kLargestImage));
+        notes.push_back(
+            fmt::format("quicklook {}: not shown: {} bytes, over the {} a page carries", output, size, kLargestImage));
         continue;
       }
       try {

@@ -75,9 +75,9 @@ bool JobState::finished() const {
   // The terminal states, listed rather than the live ones: Slurm shows passing states
   // too (SIGNALING while --signal's warning is delivered, STAGE_OUT, REQUEUE_FED, ...),
   // and a running job taken for ended makes --wait and the tests stop too early.
-  static constexpr std::array<std::string_view, 11> kEnded{
-      "COMPLETED", "FAILED",        "CANCELLED", "TIMEOUT", "NODE_FAIL",    "PREEMPTED",
-      "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE",  "REVOKED", "SPECIAL_EXIT"};
+  static constexpr std::array<std::string_view, 11> kEnded{"COMPLETED", "FAILED",    "CANCELLED",   "TIMEOUT",
+                                                           "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",   "OUT_OF_MEMORY",
+                                                           "DEADLINE",  "REVOKED",   "SPECIAL_EXIT"};
   return std::find(kEnded.begin(), kEnded.end(), state) != kEnded.end();
 }
 

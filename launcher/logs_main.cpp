@@ -33,20 +33,21 @@ int write_html_reports(const std::vector<mgpr::launcher::JobReport>& reports, co
     }
     std::vector<std::string> notes;
     const auto images = mgpr::launcher::quicklooks_of(report, notes);
-    const auto page = mgpr::launcher::html_report(
-        report, images, notes, fmt::format("Written {} by mgpr-logs from {}", when, report.log_dir));
+    const auto page = mgpr::launcher::html_report(report, images, notes,
+                                                  fmt::format("Written {} by mgpr-logs from {}", when, report.log_dir));
     if (file == "-") {
       fmt::print("{}", page);
       continue;
     }
-    const std::filesystem::path target =
-        file.empty() ? std::filesystem::path(report.log_dir) / mgpr::launcher::kReportFileName : std::filesystem::path(file);
+    const std::filesystem::path target = file.empty()
+                                             ? std::filesystem::path(report.log_dir) / mgpr::launcher::kReportFileName
+                                             : std::filesystem::path(file);
     try {
       if (file.empty()) std::filesystem::create_directories(target.parent_path());
       mgpr::write_file_atomically(target, page);
     } catch (const std::exception& error) {
-      fmt::print(stderr, "mgpr-logs: error: job {}: cannot write the report '{}': {}\n", report.job_id,
-                 target.string(), error.what());
+      fmt::print(stderr, "mgpr-logs: error: job {}: cannot write the report '{}': {}\n", report.job_id, target.string(),
+                 error.what());
       status = 1;
       continue;
     }

@@ -114,7 +114,8 @@ std::string timeline_svg(std::span<const RankSummary> ranks) {
     span = std::max(span, offset_of(rank) + rank.timeline.back().t_s);
     for (std::size_t i = 1; i < rank.timeline.size(); ++i) {
       const double dt = rank.timeline[i].t_s - rank.timeline[i - 1].t_s;
-      if (dt > 0) top_rate = std::max(top_rate, static_cast<double>(rank.timeline[i].tiles - rank.timeline[i - 1].tiles) / dt);
+      if (dt > 0)
+        top_rate = std::max(top_rate, static_cast<double>(rank.timeline[i].tiles - rank.timeline[i - 1].tiles) / dt);
     }
   }
   if (span <= 0) return "";
@@ -187,13 +188,14 @@ std::string timeline_svg(std::span<const RankSummary> ranks) {
       }
     }
     const double end = x_of(offset + rank.timeline.back().t_s);
-    const auto ended = fmt::format("{} at {:.1f} s with {} tiles{}", to_string(rank.status),
-                                   offset + rank.timeline.back().t_s, rank.timeline.back().tiles,
-                                   rank.error.empty() ? "" : ": " + rank.error);
+    const auto ended =
+        fmt::format("{} at {:.1f} s with {} tiles{}", to_string(rank.status), offset + rank.timeline.back().t_s,
+                    rank.timeline.back().tiles, rank.error.empty() ? "" : ": " + rank.error);
     switch (rank.status) {
       case RankStatus::kOk:
         svg += fmt::format(
-            "<circle class=\"end-ok\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"#16a34a\"><title>{}</title></circle>\n",
+            "<circle class=\"end-ok\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" "
+            "fill=\"#16a34a\"><title>{}</title></circle>\n",
             end, mid, html_text(ended));
         break;
       case RankStatus::kInterrupted:

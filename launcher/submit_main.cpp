@@ -54,8 +54,7 @@ fs::path own_directory() {
 // folder's, else the source tree's (running from a build folder).
 fs::path default_template() {
   const auto beside = own_directory().empty() ? fs::path() : own_directory().parent_path() / "share/mgpr/templates";
-  for (const fs::path& dir :
-       {beside, fs::path(MGPR_INSTALLED_TEMPLATE_DIR), fs::path(MGPR_SOURCE_TEMPLATE_DIR)}) {
+  for (const fs::path& dir : {beside, fs::path(MGPR_INSTALLED_TEMPLATE_DIR), fs::path(MGPR_SOURCE_TEMPLATE_DIR)}) {
     if (!dir.empty() && fs::exists(dir / "mgpr.sbatch")) return dir / "mgpr.sbatch";
   }
   throw mgpr::UsageError("the default job template mgpr.sbatch is not installed; pass --template FILE");

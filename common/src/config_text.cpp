@@ -52,8 +52,8 @@ std::string describe_resolved_config(const std::filesystem::path& config_file, s
   for (const auto& argument : arguments) {
     if (looks_like_override(argument)) {
       const auto parsed = override_grammar::parse_override(argument);
-      origin[std::string(parsed.key)] = parsed.reset ? fmt::format("default, by override '{}'", argument)
-                                        : fmt::format("override '{}'", argument);
+      origin[std::string(parsed.key)] =
+          parsed.reset ? fmt::format("default, by override '{}'", argument) : fmt::format("override '{}'", argument);
     } else {
       origin["image_path"] = "arguments";
     }

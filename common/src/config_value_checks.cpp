@@ -48,10 +48,9 @@ void check_value(const ConfigKey& key, const std::string& value, std::string_vie
   check_utf8(key, value, where);
   if (!key.choices.empty() && std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
     const auto foreign = foreign_value(key.name, value);
-    const std::string hint =
-        foreign ? fmt::format("; '{}' is {}'s spelling, mgpr's is {}={}", value, foreign->origin, key.name,
-                              foreign->mgpr_name)
-                : std::string();
+    const std::string hint = foreign ? fmt::format("; '{}' is {}'s spelling, mgpr's is {}={}", value, foreign->origin,
+                                                   key.name, foreign->mgpr_name)
+                                     : std::string();
     throw UsageError(fmt::format("{}: {} must be one of {}, got '{}'{}", where, key.name, fmt::join(key.choices, ", "),
                                  value, hint));
   }

@@ -59,16 +59,15 @@ constexpr std::array kValueAliases{
 }  // namespace
 
 std::optional<ForeignName> foreign_key(std::string_view key) {
-  const auto* found = std::find_if(kKeyAliases.begin(), kKeyAliases.end(),
-                                   [&](const KeyAlias& alias) { return alias.foreign == key; });
+  const auto* found =
+      std::find_if(kKeyAliases.begin(), kKeyAliases.end(), [&](const KeyAlias& alias) { return alias.foreign == key; });
   if (found == kKeyAliases.end()) return std::nullopt;
   return found->name;
 }
 
 std::optional<ForeignName> foreign_value(std::string_view key, std::string_view value) {
-  const auto* found = std::find_if(kValueAliases.begin(), kValueAliases.end(), [&](const ValueAlias& alias) {
-    return alias.key == key && alias.foreign == value;
-  });
+  const auto* found = std::find_if(kValueAliases.begin(), kValueAliases.end(),
+                                   [&](const ValueAlias& alias) { return alias.key == key && alias.foreign == value; });
   if (found == kValueAliases.end()) return std::nullopt;
   return found->name;
 }

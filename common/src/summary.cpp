@@ -114,11 +114,13 @@ std::vector<TimelinePoint> timeline_from_json(const json& document, std::string_
   if (!document.contains("timeline")) return points;
   for (const auto& item : document.at("timeline")) {
     if (!item.is_array() || item.size() != 3) {
-      throw UsageError(fmt::format("{}: not a valid summary: a 'timeline' point must be [seconds, tiles, "
-                                   "seconds waited], got {}",
-                                   source, quote_short(item.dump())));
+      throw UsageError(
+          fmt::format("{}: not a valid summary: a 'timeline' point must be [seconds, tiles, "
+                      "seconds waited], got {}",
+                      source, quote_short(item.dump())));
     }
-    points.push_back({item[0].get<double>(), whole_value<std::int64_t>(item[1], "tiles", source), item[2].get<double>()});
+    points.push_back(
+        {item[0].get<double>(), whole_value<std::int64_t>(item[1], "tiles", source), item[2].get<double>()});
   }
   return points;
 }

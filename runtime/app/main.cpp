@@ -27,8 +27,8 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   const auto ranks = mgpr::rank_environment_from_env();
   if (!ranks && config.gpus > 1) {
     // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
-    const bool on_gpus =
-        mgpr::parse_accelerator(config.accelerator) != mgpr::Accelerator::kCpu && rt::configure_backend(1).cuda_available;
+    const bool on_gpus = mgpr::parse_accelerator(config.accelerator) != mgpr::Accelerator::kCpu &&
+                         rt::configure_backend(1).cuda_available;
     std::vector<std::string> forwarded = arguments;
     if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
     return rt::run_local_ranks(config.gpus, on_gpus, forwarded);

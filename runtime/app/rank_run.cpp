@@ -47,8 +47,8 @@ struct Prepared {
 
 void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, const Prepared& run) {
   fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
-             kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), device.name,
-             run.backend.threads, run.backend.torch_version, run.backend.gdal_version);
+             kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), device.name, run.backend.threads,
+             run.backend.torch_version, run.backend.gdal_version);
   if (ranks.rank == 0) {
     for (const auto& raster : run.source->rasters()) {
       fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", raster.path, raster.width,
@@ -147,8 +147,7 @@ bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, C
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
   };
-  const auto stats =
-      run_pipeline(readers, *run.model, plan.device, *run.output, {plan.in_flight.batch_size, on_batch});
+  const auto stats = run_pipeline(readers, *run.model, plan.device, *run.output, {plan.in_flight.batch_size, on_batch});
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
@@ -181,9 +180,8 @@ bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, C
 }
 
 // Rank 0 prints every rank's summary as one table; all ranks wait for it.
-void report(const RunPlan& plan, const RankEnvironment& ranks, Communicator& communicator,
-            const RankSummary& summary, const TileResults& done, std::size_t all_tiles, bool complete,
-            Clock::time_point started) {
+void report(const RunPlan& plan, const RankEnvironment& ranks, Communicator& communicator, const RankSummary& summary,
+            const TileResults& done, std::size_t all_tiles, bool complete, Clock::time_point started) {
   const auto gathered = communicator.all_gather(to_json_text(summary));
   if (ranks.rank == 0) {
     std::vector<RankSummary> all;

@@ -60,9 +60,7 @@ void fill_from_stats(RankSummary& summary, const PipelineStats& stats) {
   summary.elapsed_s = stats.elapsed_s;
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 void mark_end_of_timeline(RankSummary& summary) {
   if (summary.started_unix_s <= 0 || summary.timeline.empty()) return;

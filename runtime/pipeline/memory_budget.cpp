@@ -28,7 +28,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 std::uint64_t pipeline_host_bytes(std::size_t tiles_in_flight, int tile_size, int channels) {
-  return static_cast<std::uint64_t>(tiles_in_flight) * static_cast<std::uint64_t>(float_tile_bytes(tile_size, channels));
+  return static_cast<std::uint64_t>(tiles_in_flight) *
+         static_cast<std::uint64_t>(float_tile_bytes(tile_size, channels));
 }
 
 std::optional<std::uint64_t> memory_limit_bytes() {

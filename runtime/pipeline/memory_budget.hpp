@@ -8,7 +8,6 @@
 
 #include "pipeline/pipeline.hpp"
 
-
 namespace mgpr::runtime {
 
 // The tiles in flight (InFlightTiles::total()), as float pixels.

@@ -24,8 +24,8 @@ std::string clock_duration(double seconds) {
 std::string progress_line(std::int64_t done, std::int64_t total, double elapsed_s) {
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0;
   const double fraction = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
-  const auto eta = rate > 0 ? clock_duration(static_cast<double>(std::max<std::int64_t>(0, total - done)) / rate)
-                            : std::string("-");
+  const auto eta =
+      rate > 0 ? clock_duration(static_cast<double>(std::max<std::int64_t>(0, total - done)) / rate) : std::string("-");
   return fmt::format("{}/{} tiles {:>3.0f}%  {:.2f} tiles/s  ETA {}", done, total, 100 * fraction, rate, eta);
 }
 

@@ -48,7 +48,7 @@ class TaskOutput : public BatchConsumer {
 // The tasks' own options (docs/outputs.md).
 struct TaskOptions {
   Task task = Task::kClassify;
-  std::string model;                 // named in messages about the model's output
+  std::string model;  // named in messages about the model's output
   std::filesystem::path output_dir = "mgpr_output";
   int overlap = 0;                   // segment: the tile cores cut from overlapping tiles
   double score_threshold = 0.0;      // detect: boxes scoring below are dropped

@@ -1,8 +1,8 @@
 #include "writers/gdal_write.hpp"
 
 #include <cpl_error.h>
-#include <unistd.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <mutex>
@@ -65,8 +65,8 @@ void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file) {
 PartialFile::PartialFile(std::filesystem::path target) : target_(std::move(target)) {
   // Host and process in the name: two runs writing one output folder at once (a job
   // submitted twice, on one node or two) must not write, or remove, each other's file.
-  partial_ = target_.parent_path() / fmt::format(".{}.partial-{}-{}{}", target_.filename().string(),
-                                                 host_name("host"), ::getpid(), target_.extension().string());
+  partial_ = target_.parent_path() / fmt::format(".{}.partial-{}-{}{}", target_.filename().string(), host_name("host"),
+                                                 ::getpid(), target_.extension().string());
   // A process with our number may have left one; drivers differ on whether they overwrite.
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);

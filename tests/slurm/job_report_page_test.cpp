@@ -72,10 +72,10 @@ TEST(JobReportPage, ARealJobsPageRendersInHeadlessChromium) {
   const auto model = dir / "detector.pt";
   ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model.string(), "--slow", "600"}).exit_code, 0);
   const auto logs = dir / "logs";
-  const auto submitted = run_command({MGPR_SUBMIT, "--gpus", "a100:2", "--wait", "--log-dir", logs.string(),
-                                      image.string(), "task=detect", "model=" + model.string(), "tile_size=64",
-                                      "batch_size=2", "threads=1", "quicklook=true",
-                                      "output_dir=" + (dir / "out").string()});
+  const auto submitted =
+      run_command({MGPR_SUBMIT, "--gpus", "a100:2", "--wait", "--log-dir", logs.string(), image.string(), "task=detect",
+                   "model=" + model.string(), "tile_size=64", "batch_size=2", "threads=1", "quicklook=true",
+                   "output_dir=" + (dir / "out").string()});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const auto job = mgpr::test::job_id_of(submitted);
 
@@ -86,16 +86,16 @@ TEST(JobReportPage, ARealJobsPageRendersInHeadlessChromium) {
   ASSERT_TRUE(fs::exists(page));
 
   const auto shot = dir / "report.png";
-  const std::vector<std::string> headless{"timeout",
-                                          "120",
-                                          browser,
-                                          "--headless",
-                                          "--no-sandbox",
-                                          "--disable-gpu",
-                                          "--hide-scrollbars",
-                                          "--user-data-dir=" + (dir / "profile").string(),
-                                          "--window-size=" + std::to_string(kPageWidth) + "," +
-                                              std::to_string(kPageHeight)};
+  const std::vector<std::string> headless{
+      "timeout",
+      "120",
+      browser,
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--hide-scrollbars",
+      "--user-data-dir=" + (dir / "profile").string(),
+      "--window-size=" + std::to_string(kPageWidth) + "," + std::to_string(kPageHeight)};
   auto screenshot = headless;
   screenshot.insert(screenshot.end(), {"--screenshot=" + shot.string(), "file://" + page.string()});
   const auto taken = run_command(screenshot);

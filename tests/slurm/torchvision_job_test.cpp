@@ -42,18 +42,17 @@ TEST(TorchvisionJob, RetinaNetOnTwoRanksUnderMgprSubmitKeepsTheBoxesOfOneRank) {
   ASSERT_FALSE(lines.empty());
   const std::string operators = lines.back();
   const auto image = dir / "wide.tif";
-  ASSERT_EQ(run_command({MGPR_TEST_IMAGE, image.string(), "--width", "448", "--height", "320", "--square",
-                         "170,150,60", "--square", "300,40,40"})
+  ASSERT_EQ(run_command({MGPR_TEST_IMAGE, image.string(), "--width", "448", "--height", "320", "--square", "170,150,60",
+                         "--square", "300,40,40"})
                 .exit_code,
             0);
 
   const auto submit = [&](int ranks) {
     const auto output = dir / ("out-" + std::to_string(ranks));
-    const auto result =
-        run_command({MGPR_SUBMIT, "--gpus", "a100:" + std::to_string(ranks), "--wait", "--log-dir",
-                     (dir / "logs").string(), image.string(), "task=detect", "model=" + (dir / "retinanet.pt").string(),
-                     "model_libraries=" + operators, "tile_size=192", "overlap=64", "batch_size=2",
-                     "output_dir=" + output.string()});
+    const auto result = run_command({MGPR_SUBMIT, "--gpus", "a100:" + std::to_string(ranks), "--wait", "--log-dir",
+                                     (dir / "logs").string(), image.string(), "task=detect",
+                                     "model=" + (dir / "retinanet.pt").string(), "model_libraries=" + operators,
+                                     "tile_size=192", "overlap=64", "batch_size=2", "output_dir=" + output.string()});
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     return sorted_boxes(output / "wide_detections.csv");
   };

@@ -245,10 +245,13 @@ TEST(Config, HelpListsEveryKey) {
 // are refused with mgpr's name for the same thing, even where no spelling is close.
 TEST(Config, ForeignKeysAndValuesAreRefusedWithMgprsName) {
   mgpr::RunConfig config;
-  const std::vector<std::pair<std::string, std::string>> keys{
-      {"input_path=a.tif", "image_path"}, {"devices=2", "gpus"},           {"num_gpus=2", "gpus"},
-      {"patch_size=400", "tile_size"},    {"score_thresh=0.1", "score_threshold"}, {"num_workers=4", "workers"},
-      {"+devices=2", "gpus"}};
+  const std::vector<std::pair<std::string, std::string>> keys{{"input_path=a.tif", "image_path"},
+                                                              {"devices=2", "gpus"},
+                                                              {"num_gpus=2", "gpus"},
+                                                              {"patch_size=400", "tile_size"},
+                                                              {"score_thresh=0.1", "score_threshold"},
+                                                              {"num_workers=4", "workers"},
+                                                              {"+devices=2", "gpus"}};
   for (const auto& [override_text, mgpr_key] : keys) {
     const auto error = error_of([&] { mgpr::apply_override(config, override_text); });
     EXPECT_NE(error.find("mgpr's is " + mgpr_key), std::string::npos) << override_text << ": " << error;

@@ -84,8 +84,7 @@ TEST(HtmlReport, RanksOfDifferentStartsShareOneTimeAxis) {
   const auto svg = timeline_svg(std::vector{rank(0, 10), rank(1, 10, 5)});
   std::vector<double> starts;
   const std::regex bar_start(R"re(<rect class="work" x="([0-9.]+)")re");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_start);
-       it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_start); it != std::sregex_iterator(); ++it) {
     starts.push_back(std::stod((*it)[1]));
   }
   ASSERT_EQ(starts.size(), 20U);

@@ -10,8 +10,8 @@
 #include "as_job_user.hpp"
 #include "support/error_of.hpp"
 #include "support/temp_dir.hpp"
-#include "unit/job_users.hpp"
 #include "support/text_search.hpp"
+#include "unit/job_users.hpp"
 
 namespace {
 

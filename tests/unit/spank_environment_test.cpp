@@ -16,9 +16,9 @@
 #include "mgpr/log_layout.hpp"
 #include "mgpr/text.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 #include "task_environment.hpp"
 #include "unit/job_users.hpp"
-#include "support/text_search.hpp"
 
 namespace {
 

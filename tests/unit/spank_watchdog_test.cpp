@@ -12,9 +12,9 @@
 #include "mgpr/log_layout.hpp"
 #include "progress_folder.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 #include "unit/job_users.hpp"
 #include "watchdog_rules.hpp"
-#include "support/text_search.hpp"
 
 namespace {
 

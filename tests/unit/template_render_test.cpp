@@ -50,8 +50,8 @@ TEST(TemplateRender, TheJobTemplateRequeuesOnTheRuntimesStoppedExitCode) {
   const auto script =
       render_template(mgpr::read_text_file(path), mgpr::launcher::script_values(request), "mgpr.sbatch");
   // 128 + USR2 too: a rank the walltime signal reached before its handler was ended by it.
-  const auto requeue_test = fmt::format("if [ \"$status\" -eq {} ] || [ \"$status\" -eq {} ]; then",
-                                        mgpr::kExitStopped, 128 + SIGUSR2);
+  const auto requeue_test =
+      fmt::format("if [ \"$status\" -eq {} ] || [ \"$status\" -eq {} ]; then", mgpr::kExitStopped, 128 + SIGUSR2);
   const auto at = script.find(requeue_test);
   ASSERT_NE(at, std::string::npos) << script;
   EXPECT_NE(script.find("scontrol requeue", at), std::string::npos) << script;

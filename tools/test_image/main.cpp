@@ -212,8 +212,9 @@ int main(int argc, char** argv) {
   app.add_option("arguments", arguments,
                  "the GeoTIFF to write, and key=value as for mgpr (image_path=, image_size=), in any order");
   app.add_option("--config", config_file, "TOML run configuration, as for mgpr (default: $MGPR_CONFIG)");
-  auto* size_option = app.add_option("--size", request.size, "side in pixels (same as image_size=N); the default for width and height")
-      ->check(CLI::Range(1, 1 << 20));
+  auto* size_option =
+      app.add_option("--size", request.size, "side in pixels (same as image_size=N); the default for width and height")
+          ->check(CLI::Range(1, 1 << 20));
   app.add_option("--width", request.width, "width in pixels (default: --size)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--height", request.height, "height in pixels (default: --size)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--bands", request.bands, "number of bands")->check(CLI::Range(1, 64));

@@ -31,7 +31,7 @@ struct RunConfig {
   // Model
   std::string model = "builtin:resnet50";
   std::string task = "classify";
-  std::string precision = "auto";            // resolved by the runtime per device
+  std::string precision = "auto";  // resolved by the runtime per device
   int batch_size = 4;
   // Resources
   int gpus = 1;

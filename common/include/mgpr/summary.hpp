@@ -34,7 +34,7 @@ struct RankSummary {
   // multi-node job is checked by (the node, the rendezvous address, the devices it saw).
   int local_world_size = 1;
   int node_rank = 0;
-  std::string master_addr;      // empty for a rank that ran alone
+  std::string master_addr;  // empty for a rank that ran alone
   int master_port = 0;
   std::string visible_devices;  // CUDA_VISIBLE_DEVICES as the rank found it, empty when unset
   std::string host;

@@ -25,11 +25,10 @@ at::Tensor roi_align_in_fp32(const at::Tensor& input, const at::Tensor& rois, do
                              std::int64_t pooled_height, std::int64_t pooled_width, std::int64_t sampling_ratio,
                              bool aligned) {
   const c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
-  static const auto roi_align =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("torchvision::roi_align", "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t, std::int64_t, std::int64_t,
-                            bool)>();
+  static const auto roi_align = c10::Dispatcher::singleton()
+                                    .findSchemaOrThrow("torchvision::roi_align", "")
+                                    .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::int64_t,
+                                                      std::int64_t, std::int64_t, bool)>();
   return roi_align
       .call(input.to(at::kFloat), rois.to(at::kFloat), spatial_scale, pooled_height, pooled_width, sampling_ratio,
             aligned)

@@ -112,15 +112,15 @@ TEST_F(MgprCli, CutObjectsOnOverlappingTilesFollowTheDocumentedMergeOnOneAndTwoR
   const auto image = write_image("overlapping.tif", 2048, 2048);
   const auto model = test_model("fixed-boxes", "fixed-boxes.pt");
   ASSERT_FALSE(HasFailure());
-  const std::vector<std::string> expected{
-      "500,100,1000,400",    "1396,100,1896,400",   "800,150,1024,350",   "1696,150,1920,350",
-      "1824,150,2048,350",   "500,996,1000,1296",   "1396,996,1896,1296", "1824,1046,2048,1246",
-      "500,1124,1000,1424",  "1396,1124,1896,1424", "1824,1174,2048,1374"};
+  const std::vector<std::string> expected{"500,100,1000,400",    "1396,100,1896,400",   "800,150,1024,350",
+                                          "1696,150,1920,350",   "1824,150,2048,350",   "500,996,1000,1296",
+                                          "1396,996,1896,1296",  "1824,1046,2048,1246", "500,1124,1000,1424",
+                                          "1396,1124,1896,1424", "1824,1174,2048,1374"};
   for (const int ranks : {1, 2}) {
     const auto out = path("overlapping-out-" + std::to_string(ranks));
     const auto result =
-        mgpr({image.string(), "model=" + model.string(), "task=detect", "tile_size=1024", "overlap=128",
-              "batch_size=2", "accelerator=cpu", "gpus=" + std::to_string(ranks), "output_dir=" + out.string()});
+        mgpr({image.string(), "model=" + model.string(), "task=detect", "tile_size=1024", "overlap=128", "batch_size=2",
+              "accelerator=cpu", "gpus=" + std::to_string(ranks), "output_dir=" + out.string()});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     std::vector<std::string> kept;
     for (const auto& row : mgpr::test::read_csv_rows(out / "overlapping_detections.csv")) {

@@ -9,8 +9,14 @@ using namespace mgpr::test::cli;  // NOLINT: the suite's fixture and helpers
 
 std::vector<std::string> slow_fake_run(const fs::path& out) {
   // 40 tiles that take 30 ms each to "read": long enough for several redraws.
-  return {"use_fake_data=true", "dummy_dataset_count=40", "dummy_dataset_delay=0.03", "tile_size=64",
-          "batch_size=2",       "workers=1",              "gpus=2",                   "accelerator=cpu",
+  return {"use_fake_data=true",
+          "dummy_dataset_count=40",
+          "dummy_dataset_delay=0.03",
+          "tile_size=64",
+          "batch_size=2",
+          "workers=1",
+          "gpus=2",
+          "accelerator=cpu",
           "output_dir=" + out.string()};
 }
 

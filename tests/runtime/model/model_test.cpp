@@ -174,10 +174,11 @@ fs::path save_conv_model(const fs::path& dir, bool wants_fp32) {
   module.define(std::string(R"(
 def forward(self, x):
     y = torch.conv2d(x, self.weight)
-)") + (wants_fp32 ? R"(
+)") +
+                (wants_fp32 ? R"(
     assert y.dtype == x.dtype, "this model computes in fp32 only"
 )"
-                  : "") +
+                            : "") +
                 R"(
     return torch.mean(y, [2, 3])
 )");
@@ -256,14 +257,12 @@ TEST(Model, PrecisionAutoRunsAModelThatFailsInBf16InFp32AndSaysSo) {
   EXPECT_NEAR(output[0][0].item<double>(), 1.0, 1e-5);
   // Asked for by name, bf16 is not replaced: the failure is the answer.
   config.precision = Precision::kBf16;
-  EXPECT_NE(error_of([&] { (void)load(config, 3); }).find("this model computes in fp32 only"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)load(config, 3); }).find("this model computes in fp32 only"), std::string::npos);
 }
 
 TEST(Model, GpuRequestedWithoutGpuIsRefused) {
   if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is present: the refusal cannot be observed";
-  EXPECT_NE(error_of([] { rt::choose_device(mgpr::Accelerator::kGpu, 0); }).find("accelerator=cpu"),
-            std::string::npos);
+  EXPECT_NE(error_of([] { rt::choose_device(mgpr::Accelerator::kGpu, 0); }).find("accelerator=cpu"), std::string::npos);
   EXPECT_FALSE(rt::choose_device(mgpr::Accelerator::kAuto, 0).is_cuda);
 }
 

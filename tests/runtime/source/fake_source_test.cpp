@@ -14,8 +14,8 @@
 
 namespace {
 
-using mgpr::runtime::SourceOptions;
 using mgpr::runtime::PixelWindow;
+using mgpr::runtime::SourceOptions;
 using mgpr::runtime::Tile;
 using mgpr::runtime::TileData;
 using mgpr::runtime::TileId;

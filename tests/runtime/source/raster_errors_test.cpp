@@ -13,15 +13,15 @@
 #include <future>
 #include <string>
 
-#include "source/tile_source.hpp"
 #include "mgpr/error.hpp"
+#include "source/tile_source.hpp"
 #include "support/error_of.hpp"
 #include "support/rasters.hpp"
 
 namespace {
 
-using mgpr::runtime::SourceOptions;
 using mgpr::UsageError;
+using mgpr::runtime::SourceOptions;
 using mgpr::test::RasterSpec;
 using mgpr::test::TempDir;
 using testing::HasSubstr;

@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "source/tile_source.hpp"
 #include "source/raster_source.hpp"
 #include "source/reader_pool.hpp"
+#include "source/tile_source.hpp"
 #include "support/rasters.hpp"
 
 namespace {
 
-using mgpr::runtime::SourceOptions;
 using mgpr::runtime::ReaderPool;
+using mgpr::runtime::SourceOptions;
 using mgpr::runtime::Tile;
 using mgpr::runtime::TileData;
 using mgpr::runtime::TileId;
@@ -213,7 +213,7 @@ TEST(RasterSource, SeveralRastersAreTiledInIdOrder) {
   SourceOptions config;
   config.tile_size = 64;
   config.rasters = {mgpr::test::write_raster(scratch.file("a.tif"), first),
-                       mgpr::test::write_raster(scratch.file("b.tif"), second)};
+                    mgpr::test::write_raster(scratch.file("b.tif"), second)};
   const auto source = mgpr::runtime::make_tile_source(config);
   ASSERT_EQ(source->rasters().size(), 2U);
   const auto& tiles = source->tiles();

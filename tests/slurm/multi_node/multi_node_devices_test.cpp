@@ -117,8 +117,8 @@ TEST(MultiNode, WithDeviceCgroupsEachRankOpensOnlyItsOwnGpu) {
 
 TEST(MultiNode, WithDeviceCgroupsAStepOfTheWrongGeometryIsStillRefused) {
   const auto logs = scratch("devices-geometry");
-  const auto run = mgpr::test::srun(
-      logs, {"--mgpr", "-N2", "--ntasks-per-node=1", "--gpus-per-node=a100:2", "echo", "program-ran"});
+  const auto run =
+      mgpr::test::srun(logs, {"--mgpr", "-N2", "--ntasks-per-node=1", "--gpus-per-node=a100:2", "echo", "program-ran"});
   EXPECT_NE(run.exit_code, 0);
   EXPECT_FALSE(contains(run.out, "program-ran")) << "the program must not start";
   EXPECT_TRUE(contains(run.err, "1 task per node but has 2 GPUs per node")) << run.err;

@@ -127,15 +127,14 @@ TEST(MultiNode, OneRankTwoRanksOnOneHostAndTwoByTwoGiveTheSameResults) {
                                     "sharding=dynamic", "output_dir=" + (out / "classify").string()});
     ASSERT_EQ(classified.exit_code, 0) << classified.out << classified.err;
     classes[name] = mgpr::test::read_csv_rows(out / "classify" / "scene_tiles.csv");
-    const auto detected = submit(geometry, dir / "logs",
-                                 {scene.image.string(), "task=detect", "model=" + scene.detector.string(), "tile_size=64",
-                                  "overlap=16", "batch_size=2", "sharding=dynamic",
-                                  "output_dir=" + (out / "detect").string()});
+    const auto detected =
+        submit(geometry, dir / "logs",
+               {scene.image.string(), "task=detect", "model=" + scene.detector.string(), "tile_size=64", "overlap=16",
+                "batch_size=2", "sharding=dynamic", "output_dir=" + (out / "detect").string()});
     ASSERT_EQ(detected.exit_code, 0) << detected.out << detected.err;
     // The GeoPackage's features as CSV text (GDAL's ogr2ogr), geometry included.
-    const auto features =
-        run_command({"ogr2ogr", "-f", "CSV", "/vsistdout/", (out / "detect" / "scene_detections.gpkg").string(),
-                     "-lco", "GEOMETRY=AS_WKT"});
+    const auto features = run_command({"ogr2ogr", "-f", "CSV", "/vsistdout/",
+                                       (out / "detect" / "scene_detections.gpkg").string(), "-lco", "GEOMETRY=AS_WKT"});
     ASSERT_EQ(features.exit_code, 0) << features.err;
     boxes[name] = sorted_lines(features.out);
   }

@@ -26,8 +26,12 @@ using Rows = std::vector<std::map<std::string, std::string>>;
 
 // Fake tiles at 0.5 s each from 2 reader threads per rank: 4 ranks do 16 tiles/s.
 std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
-  return {"use_fake_data=true", "dummy_dataset_count=" + std::to_string(tiles),
-          "dummy_dataset_delay=" + std::to_string(delay), "tile_size=64", "batch_size=1", "sharding=dynamic",
+  return {"use_fake_data=true",
+          "dummy_dataset_count=" + std::to_string(tiles),
+          "dummy_dataset_delay=" + std::to_string(delay),
+          "tile_size=64",
+          "batch_size=1",
+          "sharding=dynamic",
           "output_dir=" + out.string()};
 }
 
@@ -87,9 +91,8 @@ TEST(MultiNode, TheWalltimeStopRequeuesUntilTheJobIsDoneWithTheCompleteOutput) {
   // USR2 50 s before the end of a one-minute job: slurmctld sends it at its first
   // time-limit check (every 30 s) after the start, so 0 to 30 s in, sometimes before the
   // ranks have their handlers; the template requeues either way.
-  const auto submitted =
-      submit_two_by_two({"--time", "00:01:00", "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()},
-                        fake_run(kTiles, 0.5, out));
+  const auto submitted = submit_two_by_two(
+      {"--time", "00:01:00", "--sbatch-arg=--signal=USR2@50", "--log-dir", logs.string()}, fake_run(kTiles, 0.5, out));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const auto job_id = job_id_of(submitted);
   const auto cancel = cancel_at_end(job_id);
@@ -133,10 +136,12 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
   const mgpr::JobLogLayout layout{logs, job_id};
 
   // Preempted once every rank has done some batches (a progress line each).
-  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
-    const auto text = read_file(layout.stdout_log());
-    return count(text, ": batch 10, ") >= 4;
-  })) << read_file(layout.stdout_log()) << read_file(layout.stderr_log());
+  ASSERT_TRUE(mgpr::test::eventually(60,
+                                     [&] {
+                                       const auto text = read_file(layout.stdout_log());
+                                       return count(text, ": batch 10, ") >= 4;
+                                     }))
+      << read_file(layout.stdout_log()) << read_file(layout.stderr_log());
   const auto requeue = run_command({"scontrol", "requeue", job_id});
   ASSERT_EQ(requeue.exit_code, 0) << requeue.err;
   ASSERT_TRUE(mgpr::test::eventually(60, [&] {
