@@ -2,7 +2,6 @@
 // The rank's summary file (docs/contracts.md): what mgpr-logs reads after the job.
 #include <string>
 
-#include "mgpr/config.hpp"
 #include "mgpr/env_names.hpp"
 #include "mgpr/summary.hpp"
 #include "model/device_memory.hpp"
