@@ -63,7 +63,8 @@ def fmt(value: float, width: int, digits: int) -> str:
 
 
 def summary(results: Path) -> None:
-    """RESULTS: lines "model tile tool precision pair wall_s tiles own_s loop_s steady"."""
+    """RESULTS: lines "model tile tool precision pair wall_s tiles own_s loop_s steady [peak_rss_mib]"
+    (results.tsv files from before the peak RSS was recorded have no last field)."""
     runs = defaultdict(list)
     order = []
     defaults = {}  # "# default mgpr=bf16": what precision=auto ran
@@ -73,13 +74,14 @@ def summary(results: Path) -> None:
             defaults[tool] = precision
         if not line or line.startswith("#"):
             continue
-        model, tile, tool, precision, _pair, wall, tiles, own, loop, steady = line.split()
+        model, tile, tool, precision, _pair, wall, tiles, own, loop, steady, *rss = line.split()
         key = (model, int(tile))
         if key not in order:
             order.append(key)
         tiles = int(tiles)
         runs[key + (tool, precision)].append(
-            {"wall": tiles / float(wall), "own": tiles / float(own), "steady": float(steady), "tiles": tiles})
+            {"wall": tiles / float(wall), "own": tiles / float(own), "steady": float(steady), "tiles": tiles,
+             "rss": float(rss[0]) if rss else math.nan})
     ours_tools = [tool for tool in ("mgpr", "mgpr2") if any(key[2] == tool for key in runs)]
 
     def rate(key, what):
@@ -89,10 +91,12 @@ def summary(results: Path) -> None:
         return a / b if a > 0 and b > 0 else math.nan
 
     header = (f"{'model':<11}{'tile':>5}  {'compare':<32}{'tiles':>6}  {'ours':>8}{'mgr':>8}{'ratio':>7}  "
-              f"{'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}")
+              f"{'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}")
     print("tiles/s, median of the pairs; mgr = multigpu_raster (bench/multigpu-raster/predict.py); "
-          "ours = the mgpr build the row names")
-    print(f"{'':<58}{'process wall':-^23}  {'own span':-^23}  {'first batch excluded':-^23}")
+          "ours = the mgpr build the row names; peak RSS in MiB, each process's own (multigpu_raster's "
+          "DataLoader workers are processes of their own, not counted)")
+    print(f"{'':<58}{'process wall':-^23}  {'own span':-^23}  {'first batch excluded':-^23}  "
+          f"{'peak RSS MiB':-^23}")
     print(header)
     for model, tile in order:
         for tool in ours_tools:
@@ -103,9 +107,10 @@ def summary(results: Path) -> None:
                     continue
                 label = f"{tool} {name} ({ours} vs {theirs})"
                 cells = []
-                for what in ("wall", "own", "steady"):
+                for what in ("wall", "own", "steady", "rss"):
                     x, y = rate((model, tile, tool, ours), what), rate((model, tile, "multigpu_raster", theirs), what)
-                    cells.append(f"{fmt(x, 8, 3)}{fmt(y, 8, 3)}{fmt(ratio(x, y), 7, 2)}")
+                    digits = 0 if what == "rss" else 3
+                    cells.append(f"{fmt(x, 8, digits)}{fmt(y, 8, digits)}{fmt(ratio(x, y), 7, 2)}")
                 print(f"{model:<11}{tile:>5}  {label:<32}{a[0]['tiles']:>6}  " + "  ".join(cells))
 
 

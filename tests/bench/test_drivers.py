@@ -232,7 +232,8 @@ class VsMultigpuRasterTest(unittest.TestCase):
         self.assertRegex(results[0], r"^# \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d \S* on \S+: .+, \d+ CPUs$")
         self.assertEqual(results[1], "# mgpr 0.9.0 (LibTorch 2.7.0, GDAL 3.6.2); multigpu_raster venv: stub 1.0")
         self.assertEqual(results[2], "# SIZE=1024 BATCH=16 THREADS=2 WORKERS=2 PAIRS=2 PRECISIONS='fp32'")
-        self.assertEqual(results[3], "# model tile tool precision pair wall_s tiles own_s loop_s steady_tiles_per_s")
+        self.assertEqual(results[3],
+                         "# model tile tool precision pair wall_s tiles own_s loop_s steady_tiles_per_s peak_rss_mib")
         self.assertEqual(results[4], "# default mgpr=bf16")
         rows = [line.split() for line in results[5:]]
         self.assertEqual([row[:5] for row in rows], [
@@ -241,8 +242,10 @@ class VsMultigpuRasterTest(unittest.TestCase):
             ["fasterrcnn", "512", "mgpr", "fp32", "1"], ["fasterrcnn", "512", "multigpu_raster", "32-true", "1"],
             ["fasterrcnn", "512", "multigpu_raster", "32-true", "2"], ["fasterrcnn", "512", "mgpr", "fp32", "2"]])
         for row in rows:
+            self.assertEqual(len(row), 11, row)
             self.assertEqual(row[6], "4", "tiles")
             self.assertGreater(float(row[5]), 0.05, "the wall time of the run, launch to exit")
+            self.assertGreater(int(row[10]), 0, "the run's peak RSS in MiB")
         mgpr_runs = [call for call in calls(self.root / "calls", "mgpr") if "--version" not in call]
         detector = [call for call in mgpr_runs if "task=detect" in call]
         self.assertTrue(detector and all(f"model_libraries={(self.root / 'build/lib/libmgpr_torchvision_ops.so')}"
@@ -253,6 +256,11 @@ class VsMultigpuRasterTest(unittest.TestCase):
         table = [line.split() for line in summary if line.startswith(("resnet50", "fasterrcnn"))]
         self.assertEqual([row[:5] for row in table], [["resnet50", "512", "mgpr", "fp32", "(fp32"],
                                                       ["fasterrcnn", "512", "mgpr", "fp32", "(fp32"]])
+        for row in table:
+            # label (5 words), tiles, then ours/mgr/ratio for the wall, own span, steady rate and peak RSS
+            self.assertEqual(len(row), 8 + 4 * 3, row)
+            self.assertGreater(float(row[-3]), 0, "mgpr's peak RSS, MiB")
+            self.assertGreater(float(row[-2]), 0, "multigpu_raster's peak RSS, MiB")
         self.assertIn(f"runs, results.tsv and summary.txt: {run}", done.stdout)
         warmups = sorted(path.name for path in run.glob("warmup-*"))
         self.assertEqual(warmups, ["warmup-mgpr-1", "warmup-multigpu_raster-1"])
