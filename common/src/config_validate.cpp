@@ -10,6 +10,7 @@ namespace mgpr {
 
 void validate(const RunConfig& config) {
   check_tiling(config.tile_size, config.overlap);
+  (void)parse_nodata(config.nodata);  // throws, naming the value, before any work
   for (const double divisor : config.std) {
     if (divisor <= 0) {
       throw UsageError(fmt::format("std values divide the pixels and must be positive, got {}", divisor));

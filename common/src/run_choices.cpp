@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <string>
 #include <span>
 
 #include "mgpr/error.hpp"
@@ -27,6 +30,7 @@ std::string_view name_of(Accelerator accelerator) {
   return kAcceleratorNames.at(static_cast<std::size_t>(accelerator));
 }
 std::string_view name_of(Precision precision) { return kPrecisionNames.at(static_cast<std::size_t>(precision)); }
+std::string_view name_of(OutputLayout layout) { return kOutputLayoutNames.at(static_cast<std::size_t>(layout)); }
 
 Task parse_task(std::string_view name) { return parse_choice<Task>("task", name, kTaskNames); }
 Sharding parse_sharding(std::string_view name) { return parse_choice<Sharding>("sharding", name, kShardingNames); }
@@ -34,5 +38,24 @@ Accelerator parse_accelerator(std::string_view name) {
   return parse_choice<Accelerator>("accelerator", name, kAcceleratorNames);
 }
 Precision parse_precision(std::string_view name) { return parse_choice<Precision>("precision", name, kPrecisionNames); }
+
+OutputLayout parse_output_layout(std::string_view name) {
+  return parse_choice<OutputLayout>("outputs", name, kOutputLayoutNames);
+}
+
+NodataRule parse_nodata(std::string_view text) {
+  if (text.empty()) return {};
+  if (text == "none") return {NodataRule::Kind::kNone, 0.0};
+  const std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (end == copy.c_str() || *end != '\0' || std::isinf(value)) {
+    throw UsageError(fmt::format(
+        "nodata={} is not a number; give the value that marks missing pixels in every band (e.g. nodata=0), "
+        "nodata=none to treat every pixel as data, or leave it out to use the raster's own nodata, mask or alpha",
+        text));
+  }
+  return {NodataRule::Kind::kValue, value};
+}
 
 }  // namespace mgpr

@@ -161,7 +161,7 @@ bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, C
   const bool complete = done.size() == all_tiles;
   if (complete && ranks.rank == 0) {
     try {
-      for (const auto& file : run.output->write_outputs(done)) {
+      for (const auto& file : run.output->write_outputs(done, {})) {
         fmt::print("# wrote {}\n", file.string());
         summary.outputs.push_back(std::filesystem::absolute(file).string());
       }

@@ -35,6 +35,7 @@ SourceOptions source_options(const RunConfig& config) {
   source.rasters = config.image_path;
   if (config.use_fake_data) source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay};
   source.bands = config.bands;
+  source.nodata = parse_nodata(config.nodata);
   source.scale = config.scale;
   source.mean = config.mean;
   source.std = config.std;
@@ -56,6 +57,7 @@ TaskOptions task_options(const RunConfig& config) {
   output.cog = config.cog;
   output.quicklook = config.quicklook;
   output.quicklook_size = config.quicklook_size;
+  output.layout = parse_output_layout(config.outputs);
   return output;
 }
 

@@ -3,6 +3,7 @@
 // shared by the reader threads; each thread opens its own TileReader, because a GDAL
 // dataset handle must not be used by two threads at once.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "geometry/georef.hpp"
 #include "geometry/tiler.hpp"
+#include "mgpr/run_choices.hpp"
 
 namespace mgpr::runtime {
 
@@ -25,6 +27,7 @@ struct SourceOptions {
   std::vector<std::string> rasters;
   std::optional<FakeDataOptions> fake;  // set: fake data, and `rasters` is ignored
   std::vector<int> bands;               // 1-based; empty: the first min(3, band count)
+  NodataRule nodata;                    // which pixels are missing (mgpr/run_choices.hpp)
   // value = (raw * scale - mean[band]) / std[band]; scale 0: by the data type (1/255 for
   // uint8, 1/65535 for uint16, 1/32767 for int16, 1 for float32). mean and std: one
   // value per selected band, one for all, or none (0 and 1).
@@ -60,6 +63,10 @@ struct RasterDescription {
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
   std::string crs_wkt;                       // empty when none
 };
+
+// Rasters that could not be read during the run (index = TileId::image → why, naming the
+// raster): their tiles are left undone, the other rasters finish.
+using RasterFailures = std::map<int, std::string>;
 
 class TileReader {
  public:

@@ -56,7 +56,7 @@ class ClassifyOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
     std::map<TileId, PixelWindow> windows;
     for (const auto& tile : plan_.tiles) windows[tile.id] = tile.window;
     std::vector<std::filesystem::path> written;

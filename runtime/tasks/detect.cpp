@@ -66,7 +66,7 @@ class DetectOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
     std::vector<std::filesystem::path> written;
     const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
     for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {

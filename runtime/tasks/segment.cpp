@@ -64,7 +64,7 @@ class SegmentOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
     std::vector<std::filesystem::path> written;
     for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
       const auto& raster = plan_.rasters[image];

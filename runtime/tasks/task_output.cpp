@@ -41,7 +41,11 @@ std::string csv_field(const std::string& text) {
 GeoTransform raster_transform(const RasterDescription& raster) { return raster.geotransform.value_or(GeoTransform()); }
 
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {
-  OutputPlan plan{options, source.rasters(), source.tiles(), source.tile_size(), {}};
+  OutputPlan plan{options, source.rasters(), source.tiles(), source.tile_size(), {}, OutputLayout::kPerRaster};
+  const auto many = plan.rasters.size() > static_cast<std::size_t>(kPerRasterOutputsUpTo);
+  if (options.layout == OutputLayout::kRun || (options.layout == OutputLayout::kAuto && many)) {
+    plan.layout = OutputLayout::kRun;
+  }
   const std::filesystem::path& folder = options.output_dir;
   if (plan.rasters.empty()) {
     plan.prefixes.push_back(folder / "fake");

@@ -34,7 +34,9 @@ class TaskOutput : public BatchConsumer {
 
   // Rank 0, once `all` holds every tile's result: writes the final files under
   // temporary names renamed when complete, and returns them.
-  virtual std::vector<std::filesystem::path> write_outputs(const TileResults& all) = 0;
+  // Rasters in `failed` have no (or not all) results: they get no per-raster files, and
+  // the run's footprint layer lists them with their reason.
+  virtual std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) = 0;
 
  protected:
   // One result per tile, in the batch's order; each a single line of text.
@@ -58,6 +60,7 @@ struct TaskOptions {
   bool cog = false;                  // segment: also a Cloud-Optimized GeoTIFF
   bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
   int quicklook_size = 1024;         // its longest side in pixels
+  OutputLayout layout = OutputLayout::kAuto;  // plan_outputs resolves kAuto by the raster count
 };
 
 // What every task's outputs need to know of the run.
@@ -69,6 +72,9 @@ struct OutputPlan {
   // Per raster (index = TileId::image): the path prefix of its outputs,
   // <output_dir>/<file stem>, made unique when two rasters share a stem.
   std::vector<std::filesystem::path> prefixes;
+  // kPerRaster or kRun, never kAuto: files per raster, or one set for the run (with a
+  // layer of raster footprints and their status).
+  OutputLayout layout = OutputLayout::kPerRaster;
 };
 
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source);

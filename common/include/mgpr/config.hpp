@@ -13,13 +13,18 @@ namespace mgpr {
 
 struct RunConfig {
   // Inputs
-  std::vector<std::string> image_path;
+  std::vector<std::string> image_path;  // files, folders, `@list` files, globs, URLs (mgpr/input_list.hpp)
+  std::string image_glob;               // folders: the file names taken; empty: the usual raster extensions
+  bool recursive = false;               // folders: also their subfolders
   std::vector<int> bands;  // 1-based band numbers; empty: the model's default (first 3)
   // Pixel scaling: value = (raw * scale - mean[band]) / std[band]. scale 0 means by the
   // data type (1/255 for uint8, 1/65535 for uint16, 1/32767 for int16, 1 for float32).
   double scale = 0.0;
   std::vector<double> mean;  // per selected band, or one value for all; empty: 0
   std::vector<double> std;   // per selected band, or one value for all; empty: 1
+  // Which pixels are missing: empty (the raster's own nodata values, mask or alpha band),
+  // "none" (every pixel is data), or a number (nodata in every selected band).
+  std::string nodata;
   bool use_fake_data = false;
   int dummy_dataset_count = 100;
   double dummy_dataset_delay = 0.0;  // seconds per fake tile, to mimic slow storage
@@ -52,6 +57,9 @@ struct RunConfig {
   bool cog = false;                  // segment: also write a Cloud-Optimized GeoTIFF
   bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
   int quicklook_size = 1024;         // the quicklook's longest side in pixels
+  // One result file per raster ("per_raster"), one for the whole run ("run"), or "auto":
+  // per raster for up to kPerRasterOutputsUpTo rasters, the run's above.
+  std::string outputs = "auto";
   bool resume = true;                // skip tiles a previous, interrupted run of the same job finished
   // Outputs and reporting
   std::string output_dir = "mgpr_output";

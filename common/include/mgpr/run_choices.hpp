@@ -13,22 +13,41 @@ enum class Sharding { kDynamic, kStatic };
 enum class Accelerator { kAuto, kGpu, kCpu };
 // kAuto only as asked for: the run plan resolves it to one of the others per device.
 enum class Precision { kAuto, kFp32, kFp16, kBf16 };
+// outputs=: result files per raster, one set for the run, or by the raster count.
+enum class OutputLayout { kAuto, kPerRaster, kRun };
+// outputs=auto writes per-raster files up to this many rasters, the run's above.
+inline constexpr int kPerRasterOutputsUpTo = 8;
 
 // In the enums' order, so an enum's value indexes its name.
 inline constexpr std::array<std::string_view, 3> kTaskNames{"classify", "detect", "segment"};
 inline constexpr std::array<std::string_view, 2> kShardingNames{"dynamic", "static"};
 inline constexpr std::array<std::string_view, 3> kAcceleratorNames{"auto", "gpu", "cpu"};
 inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32", "fp16", "bf16"};
+inline constexpr std::array<std::string_view, 3> kOutputLayoutNames{"auto", "per_raster", "run"};
 
 std::string_view name_of(Task task);
 std::string_view name_of(Sharding sharding);
 std::string_view name_of(Accelerator accelerator);
 std::string_view name_of(Precision precision);
+std::string_view name_of(OutputLayout layout);
 
 // Each throws UsageError naming the key, the value and the values allowed.
 Task parse_task(std::string_view name);
 Sharding parse_sharding(std::string_view name);
 Accelerator parse_accelerator(std::string_view name);
 Precision parse_precision(std::string_view name);
+OutputLayout parse_output_layout(std::string_view name);
+
+// nodata=: which pixels are missing. kRaster: the raster's own rule (its nodata values,
+// when every selected band holds its value; its mask or alpha band); kNone: none are;
+// kValue: pixels whose every selected band equals `value`.
+struct NodataRule {
+  enum class Kind { kRaster, kNone, kValue };
+  Kind kind = Kind::kRaster;
+  double value = 0.0;
+  bool operator==(const NodataRule&) const = default;
+};
+// "" (the raster's own), "none", or a number (also "nan"). Throws UsageError otherwise.
+NodataRule parse_nodata(std::string_view text);
 
 }  // namespace mgpr
