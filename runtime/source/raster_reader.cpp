@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace mgpr::runtime {
 namespace {
@@ -116,19 +117,23 @@ GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
 }
 
 RasterReader::RasterReader(std::span<const RasterReadPlan> plans, int tile_size)
-    : plans_(plans), tile_size_(tile_size), datasets_(plans.size()) {}
+    : plans_(plans), tile_size_(tile_size) {}
 
 GDALDataset& RasterReader::dataset(int image) {
-  auto& handle = datasets_[static_cast<std::size_t>(image)];
-  if (!handle) {
-    const auto& path = plans_[static_cast<std::size_t>(image)].path;
-    handle = open_raster_dataset(path);
-    if (!handle) {
-      throw std::runtime_error(
-          fmt::format("raster '{}' could not be reopened by a reader thread: {}", path, CPLGetLastErrorMsg()));
-    }
+  const auto found = std::find_if(open_.begin(), open_.end(), [&](const auto& open) { return open.image == image; });
+  if (found != open_.end()) {
+    std::rotate(found, found + 1, open_.end());  // now the most recently used
+    return *open_.back().handle;
   }
-  return *handle;
+  const auto& path = plans_[static_cast<std::size_t>(image)].path;
+  auto handle = open_raster_dataset(path);
+  if (!handle) {
+    throw std::runtime_error(
+        fmt::format("raster '{}' could not be reopened by a reader thread: {}", path, CPLGetLastErrorMsg()));
+  }
+  if (open_.size() >= kOpenRastersPerReader) open_.erase(open_.begin());  // the least recently used
+  open_.push_back({image, std::move(handle)});
+  return *open_.back().handle;
 }
 
 void RasterReader::read(const Tile& tile, TileData& out) {

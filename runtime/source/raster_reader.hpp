@@ -38,6 +38,11 @@ struct RasterReadPlan {
 // caller gets a handle of its own. nullptr on failure, reason in CPLGetLastErrorMsg().
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path);
 
+// Each reader thread keeps at most this many rasters open: a run over thousands of
+// rasters must not hold a file (or an HTTP connection) per raster per thread. Tiles come
+// in id order, raster after raster, so a few handles suffice.
+inline constexpr std::size_t kOpenRastersPerReader = 16;
+
 // Reads tiles of the planned rasters. Opens its own handle per raster on first use:
 // GDAL handles must not be shared between threads. The plans must outlive the reader.
 class RasterReader final : public TileReader {
@@ -50,7 +55,11 @@ class RasterReader final : public TileReader {
 
   std::span<const RasterReadPlan> plans_;
   int tile_size_;
-  std::vector<GDALDatasetUniquePtr> datasets_;
+  struct OpenRaster {
+    int image = -1;
+    GDALDatasetUniquePtr handle;
+  };
+  std::vector<OpenRaster> open_;   // most recently used last, at most kOpenRastersPerReader
   std::vector<std::byte> window_;  // native-type pixels of the last window, reused
 };
 
