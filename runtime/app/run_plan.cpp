@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "mgpr/input_list.hpp"
 #include "mgpr/text.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "resume/tile_journal.hpp"
@@ -32,8 +33,11 @@ int default_threads(const RankEnvironment& ranks) {
 
 SourceOptions source_options(const RunConfig& config) {
   SourceOptions source;
-  source.rasters = config.image_path;
-  if (config.use_fake_data) source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay};
+  if (config.use_fake_data) {
+    source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay};
+  } else {
+    source.rasters = expand_inputs(config.image_path, {config.image_glob, config.recursive});
+  }
   source.bands = config.bands;
   source.nodata = parse_nodata(config.nodata);
   source.scale = config.scale;
@@ -63,7 +67,7 @@ TaskOptions task_options(const RunConfig& config) {
 
 }  // namespace
 
-JournalKey journal_key(const RunConfig& c) {
+JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters) {
   JournalKey key;
   key.output_dir = c.output_dir;
   // The same text as every release before, so an interrupted run resumes across an upgrade.
@@ -72,9 +76,12 @@ JournalKey journal_key(const RunConfig& c) {
       "score={} probability={} fake={} count={}",
       c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale, fmt::join(c.mean, ","), fmt::join(c.std, ","),
       c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count);
+  // Added only when set, so the text of a run without it stays as it was.
+  if (!c.nodata.empty()) key.settings += fmt::format(" nodata={}", c.nodata);
   key.model = c.model;
   key.libraries = c.model_libraries;
-  key.rasters = c.image_path;
+  // The rasters the inputs expanded to: a folder that gained a tile is another run.
+  key.rasters.assign(rasters.begin(), rasters.end());
   return key;
 }
 
@@ -95,7 +102,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
   plan.rendezvous.use_gpu = plan.device.is_cuda;
   plan.rendezvous.device_index = plan.device.is_cuda ? static_cast<int>(plan.device.device.index()) : 0;
   plan.resume = config.resume;
-  plan.journal_folder = journal_dir(journal_key(config));
+  plan.journal_folder = journal_dir(journal_key(config, plan.source.rasters));
   return plan;
 }
 

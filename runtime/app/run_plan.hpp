@@ -5,6 +5,8 @@
 // configuration (tests/unit/layering_check.sh refuses mgpr/config.hpp outside app/), and
 // nothing here is worked out twice.
 #include <filesystem>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "distributed/communicator.hpp"
@@ -47,7 +49,8 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks);
 // flight against the memory this rank may use. Throws UsageError naming the keys.
 void check_run_fits(const RunPlan& plan, int channels);
 
-// What identifies the results of `config` (resume/tile_journal.hpp's JournalKey).
-JournalKey journal_key(const RunConfig& config);
+// What identifies the results of `config` over `rasters`, the inputs expanded
+// (resume/tile_journal.hpp's JournalKey).
+JournalKey journal_key(const RunConfig& config, std::span<const std::string> rasters);
 
 }  // namespace mgpr::runtime

@@ -9,9 +9,11 @@
 #include <chrono>
 
 #include <filesystem>
+#include <fstream>
 
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -78,14 +80,37 @@ TEST(RunPlan, TheJournalFolderKeepsItsFingerprint) {
 
 TEST(RunPlan, OnlyWhatChangesATilesResultChangesTheJournalFolder) {
   auto config = fake_cpu_run();
-  const auto first = rt::journal_dir(rt::journal_key(config));
+  const auto first = rt::journal_dir(rt::journal_key(config, config.image_path));
   config.tile_size = 512;
-  EXPECT_NE(rt::journal_dir(rt::journal_key(config)), first);
+  EXPECT_NE(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
   config.tile_size = 1024;
   config.iou_threshold = 0.3;  // merging happens at the end, from the journaled boxes
   config.workers = 7;
   config.sharding = "static";
-  EXPECT_EQ(rt::journal_dir(rt::journal_key(config)), first);
+  EXPECT_EQ(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
+}
+
+TEST(RunPlan, TheNodataRuleChangesTheJournalFolderOnlyWhenSet) {
+  auto config = fake_cpu_run();
+  const auto first = rt::journal_dir(rt::journal_key(config, config.image_path));
+  config.nodata = "none";
+  EXPECT_NE(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
+  EXPECT_EQ(rt::make_run_plan(config, mgpr::RankEnvironment{}).source.nodata.kind, mgpr::NodataRule::Kind::kNone);
+}
+
+// A folder is listed once, here; its rasters (not the folder's name) make the journal
+// folder, so a tile added to the folder is a new run, not a resume of the old one.
+TEST(RunPlan, InputsAreExpandedOnceAndTheirRastersKeyTheJournal) {
+  const mgpr::test::TempDir dir;
+  std::ofstream(dir.file("b.tif")) << "x";
+  std::ofstream(dir.file("a.tif")) << "x";
+  mgpr::RunConfig config;
+  config.accelerator = "cpu";
+  config.image_path = {dir.path().string()};
+  const auto plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  EXPECT_EQ(plan.source.rasters, (std::vector<std::string>{dir.file("a.tif"), dir.file("b.tif")}));
+  std::ofstream(dir.file("c.tif")) << "x";
+  EXPECT_NE(rt::make_run_plan(config, mgpr::RankEnvironment{}).journal_folder, plan.journal_folder);
 }
 
 TEST(RunPlan, ThreadsDefaultToTheCpusSlurmGaveTheTask) {
