@@ -59,7 +59,9 @@ footer { margin-top: 32px; color: #6b7280; font-size: 12px; }
 
 std::string verdict_class(const JobReport& job) {
   const auto totals = total(job.ranks);
-  if (totals.failed_ranks > 0 || (job.slurm && job.slurm->finished() && job.slurm->state != "COMPLETED")) return "bad";
+  if (totals.failed_ranks > 0 || !failed_rasters(job).empty() ||
+      (job.slurm && job.slurm->finished() && job.slurm->state != "COMPLETED"))
+    return "bad";
   if (!job.ranks.empty() && job.verdict() == "finished") return "good";
   return "neutral";
 }
@@ -107,6 +109,9 @@ std::string job_section(const JobReport& job) {
   out += key_value("Hosts", host_list.empty() ? "-" : host_list);
   out += key_value("Tiles", fmt::format("{} on {} rank(s), {:.2f} tiles/s over {:.1f} s (the slowest rank's loop)",
                                         totals.tiles, totals.ranks, totals.tiles_per_s(), totals.elapsed_s));
+  if (const auto failed = failed_rasters(job).size(); failed > 0) {
+    out += key_value("Failed rasters", fmt::format("{} (below): the other rasters finished", failed));
+  }
   out += key_value("Log folder", job.log_dir);
   out += "</table>\n";
   if (const auto command = command_lines(job.batch_script); !command.empty()) {
@@ -141,6 +146,25 @@ std::string ranks_section(const JobReport& job) {
         rank.rank, html_text(rank.host), html_text(rank.device),
         rank.gpu_name.empty() ? "" : " (" + html_text(rank.gpu_name) + ")", rank.tiles, rank.tiles_per_s(),
         rank.busy_percent(), rank.data_wait_s, gib(rank.memory_avg_bytes), gib(rank.memory_peak_bytes), status, status);
+  }
+  return out + "</table>\n";
+}
+
+// Rasters a rank could not read (unreadable, corrupt), by name with the reason: the run
+// left their tiles undone, finished the others and exited non-zero.
+std::string failed_rasters_section(const JobReport& job) {
+  const auto failed = failed_rasters(job);
+  if (failed.empty()) return "";
+  std::string out = fmt::format(
+      "<h2 id=\"failed-rasters\">Failed rasters</h2>\n<p>{} raster(s) could not be read: their tiles were left "
+      "undone, the other rasters finished; a rerun does only what is missing.</p>\n<table>\n"
+      "<tr><th>Raster</th><th>Reason</th><th>Rank</th></tr>\n",
+      failed.size());
+  for (const auto& raster : failed) {
+    std::string ranks;
+    for (const int rank : raster.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    out += fmt::format("<tr><td>{}</td><td class=\"error\">{}</td><td class=\"n\">{}</td></tr>\n",
+                       html_text(raster.raster), html_text(raster.error), ranks);
   }
   return out + "</table>\n";
 }
@@ -247,6 +271,7 @@ std::string html_report(const JobReport& job, const std::vector<ReportImage>& im
       html_text(job.job_id), kStyle, verdict_class(job), html_text(job.verdict() + restarts_note(job)));
   page += job_section(job);
   page += ranks_section(job);
+  page += failed_rasters_section(job);
   page += timeline_section(job);
   page += throughput_section(job);
   page += problems_section(job, notes);

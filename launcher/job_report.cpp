@@ -1,6 +1,7 @@
 #include "job_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 
 #include <algorithm>
 #include <deque>
@@ -65,6 +66,21 @@ std::string restarts_note(const JobReport& job) {
   return fmt::format("; restarted {} time(s): summaries are the last run's", job.slurm->restarts);
 }
 
+std::vector<FailedRaster> failed_rasters(const JobReport& job) {
+  std::vector<FailedRaster> out;
+  std::map<std::string, std::size_t> index;
+  for (const auto& rank : job.ranks) {
+    for (const auto& failure : rank.failed_rasters) {
+      const auto [at, added] = index.try_emplace(failure.raster, out.size());
+      if (added) out.push_back({failure.raster, failure.error, {}});
+      auto& ranks = out[at->second].ranks;
+      if (std::find(ranks.begin(), ranks.end(), rank.rank) == ranks.end()) ranks.push_back(rank.rank);
+    }
+  }
+  for (auto& failure : out) std::sort(failure.ranks.begin(), failure.ranks.end());
+  return out;
+}
+
 std::string JobReport::verdict() const {
   const bool ended = slurm && slurm->finished();
   if (slurm && slurm->state == "PENDING") return "pending: the job has not started yet";
@@ -76,6 +92,9 @@ std::string JobReport::verdict() const {
   }
   const auto totals = total(ranks);
   if (totals.failed_ranks > 0) return fmt::format("{} of {} rank(s) did not finish", totals.failed_ranks, totals.ranks);
+  if (const auto failed = failed_rasters(*this).size(); failed > 0) {
+    return fmt::format("finished; {} raster(s) failed", failed);
+  }
   return "finished";
 }
 
@@ -139,6 +158,14 @@ std::string rank_table(const JobReport& job) {
       }
     }
   }
+  if (const auto failed = failed_rasters(job); !failed.empty()) {
+    out += fmt::format("failed rasters ({}): the other rasters finished; a rerun does only what is missing\n",
+                       failed.size());
+    for (const auto& raster : failed) {
+      out += fmt::format("  {}: {} (rank{} {})\n", printable(raster.raster), printable(raster.error),
+                         raster.ranks.size() > 1 ? "s" : "", fmt::join(raster.ranks, ", "));
+    }
+  }
   // What jobs wrote is printed as text, never as terminal control sequences.
   for (const auto& problem : job.problems) out += fmt::format("problem: {}\n", printable(problem));
   if (!job.diagnoses.empty()) {
@@ -159,6 +186,11 @@ std::string to_json_text(const std::vector<JobReport>& jobs) {
     for (const auto& rank : job.ranks) ranks.push_back(nlohmann::json::parse(mgpr::to_json_text(rank)));
     nlohmann::json document{{"job_id", job.job_id},     {"verdict", job.verdict()},   {"ranks", ranks},
                             {"problems", job.problems}, {"diagnoses", job.diagnoses}, {"stderr_tail", job.stderr_tail}};
+    auto failed = nlohmann::json::array();
+    for (const auto& raster : failed_rasters(job)) {
+      failed.push_back({{"raster", raster.raster}, {"error", raster.error}, {"ranks", raster.ranks}});
+    }
+    document["failed_rasters"] = failed;
     if (job.slurm) {
       document["slurm"] = {{"state", job.slurm->state},
                            {"exit_code", job.slurm->exit_code},

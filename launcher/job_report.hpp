@@ -26,6 +26,16 @@ struct JobReport {
   [[nodiscard]] std::string verdict() const;
 };
 
+// A raster the job could not read, once however many ranks reported it: the first
+// reason given, and every rank that reported it (ascending).
+struct FailedRaster {
+  std::string raster;
+  std::string error;
+  std::vector<int> ranks;
+};
+// In the order the ranks' summaries list them (rank by rank).
+std::vector<FailedRaster> failed_rasters(const JobReport& job);
+
 JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm);
 std::string job_table(const std::vector<JobReport>& jobs);
 std::string rank_table(const JobReport& job);

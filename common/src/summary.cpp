@@ -28,6 +28,13 @@ json timeline_json(const std::vector<TimelinePoint>& points) {
   return list;
 }
 
+// [{"raster": ..., "error": ...}, ...]
+json failures_json(const std::vector<RasterFailureRecord>& failures) {
+  auto list = json::array();
+  for (const auto& f : failures) list.push_back({{"raster", f.raster}, {"error", f.error}});
+  return list;
+}
+
 }  // namespace
 
 std::string_view to_string(RankStatus status) {
@@ -75,6 +82,7 @@ std::string to_json_text(const RankSummary& s) {
       {"started_unix_s", s.started_unix_s},
       {"timeline", timeline_json(s.timeline)},
       {"outputs", s.outputs},
+      {"failed_rasters", failures_json(s.failed_rasters)},
   };
   return document.dump(2) + "\n";
 }
@@ -123,6 +131,23 @@ std::vector<TimelinePoint> timeline_from_json(const json& document, std::string_
         {item[0].get<double>(), whole_value<std::int64_t>(item[1], "tiles", source), item[2].get<double>()});
   }
   return points;
+}
+
+std::vector<RasterFailureRecord> failures_from_json(const json& document, std::string_view source) {
+  std::vector<RasterFailureRecord> failures;
+  if (!document.contains("failed_rasters")) return failures;
+  const auto& list = document.at("failed_rasters");
+  const auto refuse = [&](const json& got) {
+    return UsageError(fmt::format(
+        "{}: not a valid summary: 'failed_rasters' must be a list of {{\"raster\": ..., \"error\": ...}}, got {}",
+        source, quote_short(got.dump())));
+  };
+  if (!list.is_array()) throw refuse(list);
+  for (const auto& item : list) {
+    if (!item.is_object()) throw refuse(item);
+    failures.push_back({item.at("raster").get<std::string>(), item.value("error", std::string())});
+  }
+  return failures;
 }
 
 }  // namespace
@@ -176,6 +201,7 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.started_unix_s = document.value("started_unix_s", 0.0);
     s.timeline = timeline_from_json(document, source);
     s.outputs = document.value("outputs", std::vector<std::string>());
+    s.failed_rasters = failures_from_json(document, source);
     return s;
   } catch (const json::exception& error) {
     throw UsageError(fmt::format("{}: not a valid summary: {}", source, error.what()));

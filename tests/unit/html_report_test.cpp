@@ -79,6 +79,25 @@ TEST(HtmlReport, AFinishedJobHasEveryPartAndNothingToFetchOrRun) {
   EXPECT_FALSE(contains(page, "url(http"));
 }
 
+// Issue 32: the rasters that failed are listed by name with their reason, escaped, and
+// the verdict says so; a job without any has no such section.
+TEST(HtmlReport, FailedRastersAreListedWithTheirReason) {
+  auto first = rank(0, 10);
+  first.failed_rasters = {{"/data/NEON_<b>.tif", "TIFFReadEncodedTile failed"}};
+  auto second = rank(1, 12);
+  second.failed_rasters = first.failed_rasters;
+  const auto page = page_of(finished_job({first, second}));
+  EXPECT_TRUE(contains(page, "<h2 id=\"failed-rasters\">Failed rasters</h2>")) << page;
+  EXPECT_TRUE(contains(page, "1 raster(s) could not be read")) << page;
+  EXPECT_TRUE(contains(page,
+                       "<td>/data/NEON_&lt;b&gt;.tif</td><td class=\"error\">TIFFReadEncodedTile failed</td>"
+                       "<td class=\"n\">0, 1</td>"))
+      << page;
+  EXPECT_TRUE(contains(page, "verdict bad\">finished; 1 raster(s) failed")) << page;
+  EXPECT_FALSE(contains(page, "NEON_<b>"));
+  EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "failed-rasters"));
+}
+
 // Rank 1 started 0.5 s later: its bars begin to the right of rank 0's, on the same axis.
 TEST(HtmlReport, RanksOfDifferentStartsShareOneTimeAxis) {
   const auto svg = timeline_svg(std::vector{rank(0, 10), rank(1, 10, 5)});

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "job_state.hpp"
 #include "mgpr/log_layout.hpp"
@@ -37,7 +38,8 @@ class JobReportFixture : public ::testing::Test {
 
   [[nodiscard]] mgpr::JobLogLayout layout() const { return {root_, "4242"}; }
 
-  void write_rank(int rank, mgpr::RankStatus status, std::string error = "") const {
+  void write_rank(int rank, mgpr::RankStatus status, std::string error = "",
+                  std::vector<mgpr::RasterFailureRecord> failed_rasters = {}) const {
     mgpr::RankSummary summary;
     summary.job_id = "4242";
     summary.rank = rank;
@@ -50,6 +52,7 @@ class JobReportFixture : public ::testing::Test {
     summary.model_s = 5;
     summary.status = status;
     summary.error = std::move(error);
+    summary.failed_rasters = std::move(failed_rasters);
     fs::create_directories(layout().job_dir());
     mgpr::write_file_atomically(layout().rank_summary(rank), mgpr::to_json_text(summary));
   }
@@ -135,6 +138,40 @@ TEST_F(JobReportFixture, AFailedRankIsCountedAndItsErrorShown) {
   const auto job = report(slurm_state("FAILED", 2));
   EXPECT_EQ(job.verdict(), "1 of 2 rank(s) did not finish");
   EXPECT_TRUE(contains(rank_table(job), "rank 1 error: cannot open raster"));
+}
+
+// Issue 32: a raster that failed mid-run is named with its reason, once however many
+// ranks found it unreadable, in the table, the JSON and the verdict.
+TEST_F(JobReportFixture, FailedRastersAreNamedWithTheirReason) {
+  write_rank(0, mgpr::RankStatus::kOk, "", {{"/data/NEON_b.tif", "TIFFReadEncodedTile failed"}});
+  write_rank(1, mgpr::RankStatus::kOk, "",
+             {{"/data/NEON_b.tif", "TIFFReadEncodedTile failed"}, {"/data/c\x1b[2J.tif", "not a TIFF"}});
+  const auto job = report(slurm_state("FAILED", 1));
+  EXPECT_EQ(job.verdict(), "finished; 2 raster(s) failed");
+  const auto failed = failed_rasters(job);
+  ASSERT_EQ(failed.size(), 2U);
+  EXPECT_EQ(failed[0].raster, "/data/NEON_b.tif");
+  EXPECT_EQ(failed[0].ranks, (std::vector<int>{0, 1}));
+  const auto table = rank_table(job);
+  EXPECT_TRUE(contains(table, "failed rasters (2): the other rasters finished")) << table;
+  EXPECT_TRUE(contains(table, "  /data/NEON_b.tif: TIFFReadEncodedTile failed (ranks 0, 1)\n")) << table;
+  EXPECT_TRUE(contains(table, "  /data/c\\x1b[2J.tif: not a TIFF (rank 1)\n")) << table;
+  EXPECT_FALSE(contains(table, "\x1b")) << table;
+  EXPECT_TRUE(contains(job_table({job}), "finished; 2 raster(s) failed")) << job_table({job});
+
+  const auto document = nlohmann::json::parse(to_json_text({job}))[0];
+  ASSERT_EQ(document.at("failed_rasters").size(), 2U);
+  EXPECT_EQ(document.at("failed_rasters")[0].at("raster"), "/data/NEON_b.tif");
+  EXPECT_EQ(document.at("failed_rasters")[0].at("error"), "TIFFReadEncodedTile failed");
+  EXPECT_EQ(document.at("failed_rasters")[0].at("ranks"), nlohmann::json::parse("[0, 1]"));
+  EXPECT_EQ(document.at("ranks")[1].at("failed_rasters").size(), 2U);  // each rank's own, as it wrote them
+}
+
+TEST_F(JobReportFixture, AJobWithoutFailedRastersSaysNothingOfThem) {
+  write_rank(0, mgpr::RankStatus::kOk);
+  const auto job = report(slurm_state("COMPLETED"));
+  EXPECT_FALSE(contains(rank_table(job), "failed rasters")) << rank_table(job);
+  EXPECT_TRUE(nlohmann::json::parse(to_json_text({job}))[0].at("failed_rasters").empty());
 }
 
 TEST_F(JobReportFixture, AnUnreadableSummaryIsNamed) {

@@ -125,6 +125,39 @@ TEST(Summary, OlderSummariesWithoutTheTimelineStillRead) {
   EXPECT_EQ(read.tiles, 8);
 }
 
+// The rasters a rank could not read, by name with the reason (issue 32).
+TEST(Summary, FailedRastersSurviveRoundTrip) {
+  auto original = sample(1, 120, 12.0);
+  original.failed_rasters = {
+      {"/data/tiles/NEON_D01_a.tif", "cannot read window 0,0 512x512: TIFFReadEncodedTile failed"},
+      {"b, with \"quotes\".tif", ""}};
+  const auto text = mgpr::to_json_text(original);
+  const auto document = nlohmann::json::parse(text);
+  ASSERT_TRUE(document.at("failed_rasters").is_array());
+  EXPECT_EQ(document.at("failed_rasters")[0].at("raster"), "/data/tiles/NEON_D01_a.tif");
+  EXPECT_EQ(mgpr::rank_summary_from_json(text, "x"), original);
+  EXPECT_TRUE(nlohmann::json::parse(mgpr::to_json_text(sample(0, 1, 1.0))).at("failed_rasters").empty());
+}
+
+// Summaries written before failed rasters were recorded read with none.
+TEST(Summary, OlderSummariesWithoutFailedRastersStillRead) {
+  auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
+  document.erase("failed_rasters");
+  const auto read = mgpr::rank_summary_from_json(document.dump(), "x");
+  EXPECT_TRUE(read.failed_rasters.empty());
+  EXPECT_EQ(read.tiles, 8);
+}
+
+TEST(Summary, MalformedFailedRastersAreRefusedNamingTheFile) {
+  for (const char* list : {R"("a.tif")", R"(["a.tif"])", R"([{"error": "no raster"}])", R"([{"raster": 7}])"}) {
+    auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
+    document["failed_rasters"] = nlohmann::json::parse(list);
+    const auto message = mgpr::test::error_of<mgpr::UsageError>(
+        [&] { (void)mgpr::rank_summary_from_json(document.dump(), "rank-00000.json"); });
+    EXPECT_NE(message.find("rank-00000.json: not a valid summary"), std::string::npos) << list << ": " << message;
+  }
+}
+
 TEST(Summary, AMalformedTimelinePointIsRefusedNamingTheFile) {
   auto message = [](const std::string& point) {
     auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));

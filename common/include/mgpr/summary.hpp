@@ -24,6 +24,14 @@ struct TimelinePoint {
   bool operator==(const TimelinePoint&) const = default;
 };
 
+// A raster this rank could not read (unreadable, corrupt): its tiles were left undone and
+// the other rasters finished. `raster` is the path as the run was given it.
+struct RasterFailureRecord {
+  std::string raster;
+  std::string error;
+  bool operator==(const RasterFailureRecord&) const = default;
+};
+
 struct RankSummary {
   std::string job_id;
   std::string step_id;
@@ -58,8 +66,9 @@ struct RankSummary {
   // When the tile loop began (seconds since the epoch, this host's clock): puts ranks of
   // different hosts on one time axis. 0 when the rank never reached it.
   double started_unix_s = 0;
-  std::vector<TimelinePoint> timeline;  // bounded (TimelineRecorder), oldest first
-  std::vector<std::string> outputs;     // the files this rank wrote (rank 0), absolute
+  std::vector<TimelinePoint> timeline;              // bounded (TimelineRecorder), oldest first
+  std::vector<std::string> outputs;                 // the files this rank wrote (rank 0), absolute
+  std::vector<RasterFailureRecord> failed_rasters;  // rasters this rank found unreadable
 
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
   [[nodiscard]] double busy_percent() const { return elapsed_s > 0 ? 100.0 * model_s / elapsed_s : 0; }
