@@ -1,5 +1,7 @@
 #include "source/reader_pool.hpp"
 
+#include "source/read_error.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +26,10 @@ struct ReaderPool::State {
 
   void work();
   void stop_and_join();
+  bool raster_failed(int image) {
+    const std::lock_guard lock(mutex);
+    return failures.contains(image);
+  }
 
   const TileSource& source;
   const TileFeed feed;
@@ -40,6 +46,7 @@ struct ReaderPool::State {
   int running = 0;  // reader threads that have not finished
   bool stopping = false;
   std::exception_ptr error;
+  RasterFailures failures;
   ReaderStats stats;
   std::vector<std::jthread> threads;  // last member: joined before the rest goes away
 };
@@ -60,16 +67,34 @@ void ReaderPool::State::work() {
         }
       }
       const auto tile = feed();
-      if (!tile) {
+      const auto release_slot = [this] {
         {
           const std::lock_guard lock(mutex);
           --claimed;
         }
         slot_freed.notify_one();
+      };
+      if (!tile) {
+        release_slot();
         break;
       }
+      if (raster_failed(tile->id.image)) {
+        release_slot();
+        continue;
+      }
       const auto start = std::chrono::steady_clock::now();
-      reader->read(*tile, data);
+      try {
+        reader->read(*tile, data);
+      } catch (const RasterReadError& failure) {
+        // This raster is lost, not the run: its tile is left undone (so a rerun does it)
+        // and the other rasters' tiles go on.
+        {
+          const std::lock_guard lock(mutex);
+          failures.try_emplace(tile->id.image, failure.what());
+        }
+        release_slot();
+        continue;
+      }
       const double read_s = seconds_since(start);
       {
         const std::lock_guard lock(mutex);
@@ -141,6 +166,11 @@ std::optional<TileData> ReaderPool::next() {
 void ReaderPool::recycle(TileData&& used) {
   const std::lock_guard lock(state_->mutex);
   if (state_->spare.size() < state_->capacity) state_->spare.push_back(std::move(used));
+}
+
+RasterFailures ReaderPool::failures() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->failures;
 }
 
 ReaderStats ReaderPool::stats() const {

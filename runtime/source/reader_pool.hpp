@@ -35,11 +35,16 @@ class ReaderPool {
   ReaderPool& operator=(const ReaderPool&) = delete;
 
   // The next tile read, in no particular order; nullopt when the feed is exhausted and
-  // every read tile was taken. Rethrows the first exception a reader thread hit.
+  // every read tile was taken. A tile whose read throws RasterReadError
+  // (source/read_error.hpp: an unreadable or corrupt raster) marks its raster failed: that
+  // tile and the raster's later ones are skipped, the other rasters go on. Rethrows the
+  // first other exception a reader thread hit.
   std::optional<TileData> next();
   // Returns a consumed tile's buffers for reuse (optional; avoids reallocations).
   void recycle(TileData&& used);
   [[nodiscard]] ReaderStats stats() const;
+  // The rasters whose reads failed on this rank, with the first reason for each.
+  [[nodiscard]] RasterFailures failures() const;
 
  private:
   struct State;

@@ -10,9 +10,11 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "source/read_error.hpp"
 #include "source/reader_pool.hpp"
 
 namespace {
@@ -43,6 +45,14 @@ class ScriptedSource final : public mgpr::runtime::TileSource {
     return std::make_unique<Reader>(*this);
   }
 
+  // Tiles in `images` blocks of equal size, image i holding rows [i*n, (i+1)*n); then the
+  // failing tile's read throws RasterReadError: its raster is lost, not the run.
+  void spread_over_images(int images) {
+    const auto per_image = static_cast<int>(tiles_.size()) / images;
+    for (auto& tile : tiles_) tile.id.image = tile.id.row / per_image;
+    raster_error_ = true;
+  }
+
   bool fail_to_open = false;
   // While set, reads of tiles after the failing one wait (at most 5 s): nothing after it
   // can reach the consumer before the error, however the threads are scheduled.
@@ -61,6 +71,9 @@ class ScriptedSource final : public mgpr::runtime::TileSource {
       for (int waited = 0; tile.id.row > source_.fail_at_ && source_.hold_after_failure && waited < 5000; ++waited) {
         std::this_thread::sleep_for(1ms);
       }
+      if (tile.id.row == source_.fail_at_ && source_.raster_error_) {
+        throw mgpr::runtime::RasterReadError("scripted: raster 1 is corrupt at tile " + std::to_string(tile.id.row));
+      }
       if (tile.id.row == source_.fail_at_) throw std::runtime_error("scripted: tile 37 is unreadable");
       out.tile = tile;
       out.channels = 1;
@@ -76,6 +89,7 @@ class ScriptedSource final : public mgpr::runtime::TileSource {
   std::vector<mgpr::runtime::RasterDescription> none_;
   std::chrono::milliseconds delay_;
   int fail_at_;
+  bool raster_error_ = false;
 };
 
 // Hands out the source's tiles in order, then nullopt; counts its calls.
@@ -165,6 +179,26 @@ TEST(ReaderPool, RethrowsTheFirstReaderError) {
   std::this_thread::sleep_for(50ms);
   const std::lock_guard lock(feed.mutex);
   EXPECT_LT(feed.calls, 200) << "the other reader stopped asking for tiles";
+}
+
+TEST(ReaderPool, ARasterThatCannotBeReadIsSkippedAndTheOthersFinish) {
+  ScriptedSource source(300, 0ms, 150);
+  source.spread_over_images(3);  // rows 100..199 are raster 1
+  ListFeed feed(source);
+  constexpr std::size_t kCapacity = 4;
+  ReaderPool pool(source, 2, feed.function(), kCapacity);
+  std::vector<int> received;
+  while (auto tile = pool.next()) received.push_back(tile->tile.id.row);
+  const auto got = [&](int row) { return std::find(received.begin(), received.end(), row) != received.end(); };
+  for (int row = 0; row < 300; ++row) {
+    if (row < 100 || row >= 200) EXPECT_TRUE(got(row)) << "row " << row << " of a good raster is missing";
+  }
+  EXPECT_FALSE(got(150));
+  const auto after_failure = std::count_if(received.begin(), received.end(), [](int r) { return r > 150 && r < 200; });
+  EXPECT_LE(static_cast<std::size_t>(after_failure), kCapacity) << "only tiles already claimed were read";
+  const auto failures = pool.failures();
+  ASSERT_EQ(failures.size(), 1U);
+  EXPECT_THAT(failures.at(1), testing::HasSubstr("corrupt at tile 150"));
 }
 
 TEST(ReaderPool, RethrowsFeedAndOpenErrors) {
