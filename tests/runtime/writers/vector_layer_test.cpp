@@ -159,4 +159,46 @@ TEST(VectorLayer, ValuesMustMatchTheFields) {
   EXPECT_TRUE(mgpr::test::names_in(scratch.path()).empty());
 }
 
+// Several layers in one file (issue 32: a run's results and its raster footprints, a
+// pair per CRS), each with its own CRS and fields; a large layer is written in one
+// transaction (the test would take minutes with a sync per feature).
+TEST(VectorLayer, SeveralLayersInOneFileEachWithItsCrs) {
+  TempDir scratch;
+  const auto file = scratch.path() / "run.gpkg";
+  const std::array<VectorField, 1> names{{{"raster", VectorField::Type::kString}}};
+  std::vector<PolygonFeature> many;
+  for (int i = 0; i < 50000; ++i) {
+    many.push_back({kRotated.footprint(i % 100, i / 100, i % 100 + 1, i / 100 + 1), {std::string("a.tif")}});
+  }
+  const auto features = two_features();
+  const std::vector<mgpr::runtime::PolygonLayer> layers{{"detections", mgpr::test::epsg_wkt(32633), kFields, features},
+                                                        {"rasters", mgpr::test::epsg_wkt(32633), names, many},
+                                                        {"rasters_32618", mgpr::test::epsg_wkt(32618), names, {}}};
+  mgpr::runtime::write_polygon_layers(file, layers);
+
+  EXPECT_THAT(mgpr::test::names_in(scratch.path()), ElementsAre("run.gpkg"));
+  const auto dataset = mgpr::test::open_dataset(file, GDAL_OF_VECTOR);
+  ASSERT_EQ(dataset->GetLayerCount(), 3);
+  EXPECT_EQ(dataset->GetLayerByName("detections")->GetFeatureCount(), 2);
+  EXPECT_EQ(dataset->GetLayerByName("detections")->GetLayerDefn()->GetFieldCount(), 3);
+  auto* rasters = dataset->GetLayerByName("rasters");
+  ASSERT_NE(rasters, nullptr);
+  EXPECT_EQ(rasters->GetFeatureCount(), 50000);
+  EXPECT_STREQ(rasters->GetLayerDefn()->GetFieldDefn(0)->GetNameRef(), "raster");
+  auto* other = dataset->GetLayerByName("rasters_32618");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->GetFeatureCount(), 0);
+  const auto utm18 = mgpr::test::srs_from_wkt(mgpr::test::epsg_wkt(32618));
+  ASSERT_NE(other->GetSpatialRef(), nullptr);
+  EXPECT_TRUE(other->GetSpatialRef()->IsSame(&utm18));
+}
+
+TEST(VectorLayer, EpsgCodeOfACrs) {
+  EXPECT_EQ(mgpr::runtime::epsg_code(mgpr::test::epsg_wkt(32618)), 32618);
+  EXPECT_EQ(mgpr::runtime::epsg_code(mgpr::test::epsg_wkt(4326)), 4326);
+  EXPECT_EQ(mgpr::runtime::epsg_code(""), std::nullopt);
+  EXPECT_EQ(mgpr::runtime::epsg_code("not wkt"), std::nullopt);
+  EXPECT_EQ(mgpr::runtime::epsg_code(R"(LOCAL_CS["somewhere",UNIT["Meter",1]])"), std::nullopt);
+}
+
 }  // namespace
