@@ -4,10 +4,13 @@
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include "app/rank_summary.hpp"
 #include "distributed/communicator.hpp"
@@ -15,6 +18,7 @@
 #include "distributed/sharding.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "mgpr/input_list.hpp"
 #include "mgpr/process.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
@@ -45,15 +49,38 @@ struct Prepared {
   std::unique_ptr<TaskOutput> output;
 };
 
+// Up to this many rasters the banner has a line for each.
+constexpr std::size_t kRasterLinesUpTo = 8;
+
+void print_raster_summary(const std::vector<RasterDescription>& rasters) {
+  std::int64_t pixels = 0;
+  std::set<std::string> crss;
+  std::set<std::string> types;
+  for (const auto& raster : rasters) {
+    pixels += static_cast<std::int64_t>(raster.width) * raster.height;
+    crss.insert(raster.crs_wkt);
+    types.insert(fmt::format("{} x{}", raster.data_type, raster.bands.size()));
+  }
+  fmt::print("#   {} rasters, {:.1f} Mpx, from {} to {}; {} CRS{}, bands: {}\n", rasters.size(),
+             static_cast<double>(pixels) / 1e6, redact_input(rasters.front().path), redact_input(rasters.back().path),
+             crss.size(), crss.size() == 1 ? "" : "s", fmt::join(types, ", "));
+}
+
 void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, const Prepared& run) {
   fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
              kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), device.name, run.backend.threads,
              run.backend.torch_version, run.backend.gdal_version);
   if (ranks.rank == 0) {
-    for (const auto& raster : run.source->rasters()) {
-      fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", raster.path, raster.width,
-                 raster.height, raster.band_count, raster.data_type, fmt::join(raster.bands, ","),
-                 raster.crs_wkt.empty() ? "none" : "set");
+    const auto& rasters = run.source->rasters();
+    // A line per raster while they can be read; thousands get one summary line.
+    if (rasters.size() <= kRasterLinesUpTo) {
+      for (const auto& raster : rasters) {
+        fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", redact_input(raster.path),
+                   raster.width, raster.height, raster.band_count, raster.data_type, fmt::join(raster.bands, ","),
+                   raster.crs_wkt.empty() ? "none" : "set");
+      }
+    } else {
+      print_raster_summary(rasters);
     }
     fmt::print("#   {} tiles of {} px, model {}\n", run.source->tiles().size(), run.source->tile_size(),
                run.model->description());
@@ -107,6 +134,40 @@ std::unique_ptr<Communicator> join(const RunPlan& plan, const RankEnvironment& r
   return communicator;
 }
 
+// How the tile loop ended, as every rank agrees after gathering.
+enum class Outcome {
+  kComplete,       // every tile has its result
+  kRastersFailed,  // every tile but those of rasters that could not be read
+  kStopped,        // stopped on request with tiles left; a rerun finishes them
+};
+
+// Failures travel between ranks as lines "image<TAB>reason".
+std::string encode_failures(const RasterFailures& failures) {
+  std::string text;
+  for (const auto& [image, reason] : failures) {
+    std::string line = reason;
+    std::replace_if(
+        line.begin(), line.end(), [](char c) { return c == '\n' || c == '\t' || c == '\r'; }, ' ');
+    text += fmt::format("{}\t{}\n", image, line);
+  }
+  return text;
+}
+
+void decode_failures(const std::string& text, RasterFailures& into) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    into.try_emplace(std::stoi(line.substr(0, tab)), line.substr(tab + 1));
+  }
+}
+
+bool every_tile_but_failed_done(const std::vector<Tile>& tiles, const TileResults& done, const RasterFailures& failed) {
+  return std::all_of(tiles.begin(), tiles.end(),
+                     [&](const Tile& tile) { return done.contains(tile.id) || failed.contains(tile.id.image); });
+}
+
 // Stops handing out tiles once a stop was asked for; tiles already claimed finish.
 TileFeed stoppable(TileFeed feed) {
   return [inner = std::move(feed)]() -> std::optional<Tile> {
@@ -116,10 +177,12 @@ TileFeed stoppable(TileFeed feed) {
 }
 
 // The tile loop over this rank's share of `todo`; then every rank learns every result
-// (into `done`), so all agree whether the run is complete, and rank 0 writes the
-// outputs only then. Returns whether it is complete.
-bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, Communicator& communicator,
-             const std::vector<Tile>& todo, std::size_t all_tiles, TileResults& done, RankSummary& summary) {
+// (into `done`) and every raster that failed (into `failed`), so all agree how the run
+// ended, and rank 0 writes the outputs when every tile is done but those of failed
+// rasters.
+Outcome process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, Communicator& communicator,
+                const std::vector<Tile>& todo, std::size_t all_tiles, TileResults& done, RasterFailures& failed,
+                RankSummary& summary) {
   TileJournal journal(plan.journal_folder, ranks.rank);
   run.output->set_journal(&journal);
   auto feed = plan.sharding == Sharding::kStatic ? make_static_feed(todo, ranks.rank, ranks.world_size)
@@ -151,17 +214,27 @@ bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, C
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
+  const auto own_failures = readers.failures();
+  for (const auto& [image, reason] : own_failures) {
+    const auto& raster = run.source->rasters().at(static_cast<std::size_t>(image));
+    summary.failed_rasters.push_back({redact_input(raster.path), reason});
+    fmt::print(stderr, "mgpr: rank {}: raster {} could not be read; its other tiles are skipped: {}\n", ranks.rank,
+               redact_input(raster.path), reason);
+  }
   heartbeat.finished();  // from here it waits for its peers, and rank 0 then writes
 
   const auto done_before = done.size();
   for (const auto& text : communicator.all_gather(encode_results(run.output->new_results()))) {
     decode_results(text, done);
   }
+  for (const auto& text : communicator.all_gather(encode_failures(own_failures))) decode_failures(text, failed);
   printer.run_finished(static_cast<std::int64_t>(done.size() - done_before));
-  const bool complete = done.size() == all_tiles;
-  if (complete && ranks.rank == 0) {
+  const auto outcome = done.size() == all_tiles                                        ? Outcome::kComplete
+                       : every_tile_but_failed_done(run.source->tiles(), done, failed) ? Outcome::kRastersFailed
+                                                                                       : Outcome::kStopped;
+  if (outcome != Outcome::kStopped && ranks.rank == 0) {
     try {
-      for (const auto& file : run.output->write_outputs(done, {})) {
+      for (const auto& file : run.output->write_outputs(done, failed)) {
         fmt::print("# wrote {}\n", file.string());
         summary.outputs.push_back(std::filesystem::absolute(file).string());
       }
@@ -169,19 +242,24 @@ bool process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run, C
       // Every tile is journaled; the files already written are complete, and a rerun
       // writes them all again from the journal.
       fmt::print(stderr, "mgpr: {}\n", stopped.what());
-      return false;
+      return Outcome::kStopped;
     }
     // The outputs are complete; a journal left behind only makes a rerun redo the writing.
-    if (const auto failed = remove_journals(plan.journal_folder); !failed.empty()) {
-      fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", failed);
+    // With failed rasters it stays: a rerun reads only their tiles.
+    if (outcome == Outcome::kComplete) {
+      if (const auto not_removed = remove_journals(plan.journal_folder); !not_removed.empty()) {
+        fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", not_removed);
+      }
     }
   }
-  return complete;
+  return outcome;
 }
 
 // Rank 0 prints every rank's summary as one table; all ranks wait for it.
 void report(const RunPlan& plan, const RankEnvironment& ranks, Communicator& communicator, const RankSummary& summary,
-            const TileResults& done, std::size_t all_tiles, bool complete, Clock::time_point started) {
+            const TileResults& done, const RasterFailures& failed, const TileSource& source, Outcome outcome,
+            Clock::time_point started) {
+  const auto all_tiles = source.tiles().size();
   const auto gathered = communicator.all_gather(to_json_text(summary));
   if (ranks.rank == 0) {
     std::vector<RankSummary> all;
@@ -189,7 +267,18 @@ void report(const RunPlan& plan, const RankEnvironment& ranks, Communicator& com
       all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
     }
     fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
-    if (!complete) {
+    if (!failed.empty()) {
+      fmt::print("# {} of {} rasters could not be read; the results of the others are written:\n", failed.size(),
+                 source.rasters().size());
+      for (const auto& [image, reason] : failed) {
+        fmt::print("#   {}: {}\n", redact_input(source.rasters().at(static_cast<std::size_t>(image)).path), reason);
+      }
+      fmt::print(
+          "# their finished tiles are kept in {}: fix or replace those rasters (same paths) and run the same "
+          "command again to do only what is missing\n",
+          plan.journal_folder.string());
+    }
+    if (outcome == Outcome::kStopped) {
       fmt::print(
           "# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "
           "job does so) to finish the rest\n",
@@ -221,9 +310,10 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
 
   auto summary = base_summary(ranks, plan.device);
   summary.warnings = run.model->warnings();
-  bool complete = false;
+  auto outcome = Outcome::kStopped;
+  RasterFailures failed;
   try {
-    complete = process(plan, ranks, run, *communicator, todo, all_tiles, done, summary);
+    outcome = process(plan, ranks, run, *communicator, todo, all_tiles, done, failed, summary);
   } catch (const std::exception& failure) {
     // Whatever was measured is kept: the summary says which rank failed and why.
     summary.status = RankStatus::kFailed;
@@ -233,14 +323,22 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
     write_rank_summary(summary);
     throw;
   }
-  if (!complete) {
+  if (outcome == Outcome::kStopped) {
     summary.status = RankStatus::kInterrupted;
     summary.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
                                 strsignal(stop_signal()), done.size(), all_tiles);
   }
   write_rank_summary(summary);
-  report(plan, ranks, *communicator, summary, done, all_tiles, complete, started);
-  return complete ? 0 : kExitStopped;
+  report(plan, ranks, *communicator, summary, done, failed, *run.source, outcome, started);
+  switch (outcome) {
+    case Outcome::kComplete:
+      return 0;
+    case Outcome::kRastersFailed:
+      return kExitFailure;
+    case Outcome::kStopped:
+      break;
+  }
+  return kExitStopped;
 }
 
 }  // namespace mgpr::runtime
