@@ -1,0 +1,53 @@
+#pragma once
+// Remote rasters: the paths GDAL reads over the network (/vsicurl/, /vsis3/, /vsigs/ and
+// GDAL's other network file systems), GDAL's settings for reading them from object
+// storage, and their failures told in words that name the URL or bucket and never a
+// secret.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mgpr::runtime {
+
+// A path GDAL reads over the network: /vsicurl/, /vsis3/, /vsigs/, /vsiaz/, /vsiadls/,
+// /vsioss/, /vsiswift/, /vsiwebhdfs/ (their _streaming forms too), also inside another
+// file system (/vsizip//vsis3/...).
+bool is_remote_path(std::string_view path);
+
+// One GDAL configuration option mgpr sets for remote reads unless the user set it.
+struct RemoteReadSetting {
+  std::string_view key;
+  std::string_view value;
+};
+
+// The defaults configure_remote_reads() applies, in order.
+const std::vector<RemoteReadSetting>& remote_read_defaults();
+
+// Sets each of remote_read_defaults() as a GDAL configuration option unless the user
+// already set it (environment variable or an earlier CPLSetConfigOption). Idempotent.
+void configure_remote_reads();
+
+// `text` with every secret mgpr can know of replaced by "***": the values of
+// AWS_SECRET_ACCESS_KEY, AWS_ACCESS_KEY_ID, AWS_SESSION_TOKEN, GS_SECRET_ACCESS_KEY,
+// GS_ACCESS_KEY_ID, GS_OAUTH2_REFRESH_TOKEN, AZURE_STORAGE_ACCESS_KEY and the like when
+// set, the query string of any URL (presigned URLs carry X-Amz-Signature, SAS tokens,
+// access keys there) and Credential=/Signature= fields of an Authorization header.
+std::string redact_secrets(std::string text);
+
+// The URL or bucket path of a remote raster as messages show it: the path with any
+// query string removed ("?..." instead).
+std::string shown_remote_path(std::string_view path);
+
+// When `path` is remote: the message of the UsageError for GDAL's failure to open it
+// (call right after the failed open, on the same thread): names the URL or the bucket,
+// says what is wrong (credentials refused, no credentials, bucket or object missing,
+// server unreachable) and the fix, with no secret in it. nullopt for a local path.
+std::optional<std::string> explain_remote_open_failure(const std::string& path);
+
+// Forgets what GDAL's network file systems cached about `path` (its size, its blocks),
+// so the next open and read ask the server again: after a failed read a cached short or
+// missing answer would otherwise fail every retry. No-op for a local path.
+void forget_remote_file(const std::string& path);
+
+}  // namespace mgpr::runtime
