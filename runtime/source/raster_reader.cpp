@@ -119,6 +119,10 @@ GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
 RasterReader::RasterReader(std::span<const RasterReadPlan> plans, int tile_size)
     : plans_(plans), tile_size_(tile_size) {}
 
+void RasterReader::close(int image) {
+  std::erase_if(open_, [image](const auto& open) { return open.image == image; });
+}
+
 GDALDataset& RasterReader::dataset(int image) {
   const auto found = std::find_if(open_.begin(), open_.end(), [&](const auto& open) { return open.image == image; });
   if (found != open_.end()) {

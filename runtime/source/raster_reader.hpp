@@ -49,6 +49,9 @@ class RasterReader final : public TileReader {
  public:
   RasterReader(std::span<const RasterReadPlan> plans, int tile_size);
   void read(const Tile& tile, TileData& out) override;
+  // Closes this reader's handle of raster `image`, if open; the next read reopens it
+  // (source/read_retry.hpp, after a failed read of a remote raster).
+  void close(int image);
 
  private:
   GDALDataset& dataset(int image);

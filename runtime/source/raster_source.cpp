@@ -17,9 +17,11 @@
 #include <utility>
 
 #include "gdal/gdal_errors.hpp"
+#include "gdal/remote_reads.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/tile_limits.hpp"
 #include "source/raster_reader.hpp"
+#include "source/read_retry.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -56,6 +58,7 @@ GDALDatasetUniquePtr open_or_explain(const std::string& path) {
   CPLErrorReset();
   auto dataset = open_raster_dataset(path);
   if (dataset) return dataset;
+  if (auto remote = explain_remote_open_failure(path)) throw UsageError(*remote);
   std::error_code error;
   if (is_plain_path(path) && !std::filesystem::exists(path, error)) {
     throw UsageError(
@@ -244,7 +247,7 @@ class RasterSource final : public TileSource {
   [[nodiscard]] int channels() const override { return channels_; }
   [[nodiscard]] int tile_size() const override { return tile_size_; }
   [[nodiscard]] std::unique_ptr<TileReader> open_reader() const override {
-    return std::make_unique<RasterReader>(plans_, tile_size_);
+    return with_read_retries(std::make_unique<RasterReader>(plans_, tile_size_), plans_);
   }
 
  private:
@@ -261,6 +264,7 @@ void initialise_gdal() {
   static std::once_flag once;
   std::call_once(once, [] {
     GDALAllRegister();
+    configure_remote_reads();  // object-storage defaults the user did not set
     if (CPLGetConfigOption("GDAL_CACHEMAX", nullptr) == nullptr) GDALSetCacheMax64(kDefaultGdalCacheBytes);
   });
 }
