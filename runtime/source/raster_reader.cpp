@@ -34,45 +34,76 @@ std::optional<Raw> native_nodata(const std::optional<double>& nodata) {
   return static_cast<Raw>(value);
 }
 
-template <typename Raw>
-bool is_invalid(Raw value, const std::optional<Raw>& nodata) {
-  if constexpr (std::is_floating_point_v<Raw>) {
-    if (std::isnan(value)) return true;
-  }
-  return nodata && value == *nodata;
-}
-
 // Band-sequential window (as RasterIO wrote it) to float CHW at the top-left of a
-// tile_size x tile_size tile. Marks invalid pixels in `valid` when it is tracked.
+// tile_size x tile_size tile.
 template <typename Raw>
-void convert_window(const Raw* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
+void convert_pixels(const Raw* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
                     TileData& out) {
   // Float64 buffers hold 32-bit integers exactly; keep that precision until the end.
   using Compute = std::conditional_t<(sizeof(Raw) > 4), double, float>;
   const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
   const auto window_plane = static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height);
-  std::uint8_t* const valid = out.valid.empty() ? nullptr : out.valid.data();
   for (std::size_t b = 0; b < plan.bands.size(); ++b) {
-    const auto& band = plan.bands[b];
-    const auto gain = static_cast<Compute>(band.gain);
-    const auto offset = static_cast<Compute>(band.offset);
-    const auto nodata = native_nodata<Raw>(band.nodata);
+    const auto gain = static_cast<Compute>(plan.bands[b].gain);
+    const auto offset = static_cast<Compute>(plan.bands[b].offset);
     for (int y = 0; y < window.height; ++y) {
       const Raw* source = raw + b * window_plane + static_cast<std::size_t>(y) * window.width;
-      const auto row_offset = static_cast<std::size_t>(y) * tile_size;
-      float* target = out.pixels.data() + b * plane + row_offset;
+      float* target = out.pixels.data() + b * plane + static_cast<std::size_t>(y) * tile_size;
       for (int x = 0; x < window.width; ++x) {
         target[x] = static_cast<float>(static_cast<Compute>(source[x]) * gain + offset);
       }
-      if (valid == nullptr) continue;
-      std::uint8_t* valid_row = valid + row_offset;
-      for (int x = 0; x < window.width; ++x) {
-        if (is_invalid(source[x], nodata)) valid_row[x] = 0;
-      }
     }
   }
-  if (valid == nullptr) return;
-  // A pixel missing in one band is missing for the model: zero it in every channel.
+}
+
+// Clears `valid` where a pixel of the window is missing under the plan's rule: the mask
+// band reads 0 (`mask`, window-sized, kMaskBand only), or every selected band holds its
+// nodata value (kNodataInAllBands; one saturated channel of an RGB photograph is data),
+// or, whatever the rule, any band is NaN: a model can never be fed NaN.
+template <typename Raw>
+void mark_missing(const Raw* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
+                  const std::uint8_t* mask, std::uint8_t* valid) {
+  const auto window_plane = static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height);
+  const std::size_t band_count = plan.bands.size();
+  std::vector<Raw> nodata;  // one per band when every band has a value a raw pixel can equal
+  if (plan.missing == MissingPixels::kNodataInAllBands) {
+    for (const auto& band : plan.bands) {
+      const auto value = native_nodata<Raw>(band.nodata);
+      if (!value) {  // this band is never nodata, so no pixel is nodata in every band
+        nodata.clear();
+        break;
+      }
+      nodata.push_back(*value);
+    }
+  }
+  for (int y = 0; y < window.height; ++y) {
+    const auto window_row = static_cast<std::size_t>(y) * window.width;
+    std::uint8_t* valid_row = valid + static_cast<std::size_t>(y) * tile_size;
+    for (int x = 0; x < window.width; ++x) {
+      const auto at = window_row + static_cast<std::size_t>(x);
+      bool missing = mask != nullptr && mask[at] == 0;
+      if (!missing && !nodata.empty()) {
+        missing = true;
+        for (std::size_t b = 0; missing && b < band_count; ++b) missing = raw[b * window_plane + at] == nodata[b];
+      }
+      if constexpr (std::is_floating_point_v<Raw>) {
+        for (std::size_t b = 0; !missing && b < band_count; ++b) missing = std::isnan(raw[b * window_plane + at]);
+      }
+      if (missing) valid_row[x] = 0;
+    }
+  }
+}
+
+// Converts the window and, when `valid` is tracked, marks the missing pixels and zeroes
+// them in every channel.
+template <typename Raw>
+void convert_window(const Raw* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
+                    const std::uint8_t* mask, TileData& out) {
+  convert_pixels(raw, plan, window, tile_size, out);
+  if (out.valid.empty()) return;
+  std::uint8_t* const valid = out.valid.data();
+  mark_missing(raw, plan, window, tile_size, mask, valid);
+  const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
   for (int y = 0; y < window.height; ++y) {
     const auto row_offset = static_cast<std::size_t>(y) * tile_size;
     for (int x = 0; x < window.width; ++x) {
@@ -110,6 +141,23 @@ void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, T
 }
 
 }  // namespace
+
+bool buffer_can_hold(GDALDataType buffer_type, double value) {
+  switch (buffer_type) {
+    case GDT_Byte:
+      return native_nodata<std::uint8_t>(value).has_value();
+    case GDT_UInt16:
+      return native_nodata<std::uint16_t>(value).has_value();
+    case GDT_Int16:
+      return native_nodata<std::int16_t>(value).has_value();
+    case GDT_Float32:
+      return native_nodata<float>(value).has_value();
+    case GDT_Float64:
+      return native_nodata<double>(value).has_value();
+    default:
+      throw std::logic_error("raster read plan with an unplanned buffer type");
+  }
+}
 
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
   return GDALDatasetUniquePtr(GDALDataset::FromHandle(
@@ -171,23 +219,37 @@ void RasterReader::read(const Tile& tile, TileData& out) {
                     plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
   }
 
+  const std::uint8_t* mask = nullptr;
+  if (plan.missing == MissingPixels::kMaskBand) {
+    mask_.resize(static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height));
+    auto* mask_band = source.GetRasterBand(plan.band_map.front())->GetMaskBand();
+    if (mask_band->RasterIO(GF_Read, window.x, window.y, window.width, window.height, mask_.data(), window.width,
+                            window.height, GDT_Byte, 0, 0, nullptr) != CE_None) {
+      throw std::runtime_error(
+          fmt::format("reading the mask of raster '{}' window x={} y={} {}x{} failed: {}; the file or its mask "
+                      "may be truncated or corrupt: check it with `gdalinfo -checksum {}`",
+                      plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
+    }
+    mask = mask_.data();
+  }
+
   prepare_tile(tile, plan, tile_size_, out);
   const auto* raw = window_.data();
   switch (plan.buffer_type) {
     case GDT_Byte:
-      convert_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, out);
+      convert_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
       break;
     case GDT_UInt16:
-      convert_window(reinterpret_cast<const std::uint16_t*>(raw), plan, window, tile_size_, out);
+      convert_window(reinterpret_cast<const std::uint16_t*>(raw), plan, window, tile_size_, mask, out);
       break;
     case GDT_Int16:
-      convert_window(reinterpret_cast<const std::int16_t*>(raw), plan, window, tile_size_, out);
+      convert_window(reinterpret_cast<const std::int16_t*>(raw), plan, window, tile_size_, mask, out);
       break;
     case GDT_Float32:
-      convert_window(reinterpret_cast<const float*>(raw), plan, window, tile_size_, out);
+      convert_window(reinterpret_cast<const float*>(raw), plan, window, tile_size_, mask, out);
       break;
     case GDT_Float64:
-      convert_window(reinterpret_cast<const double*>(raw), plan, window, tile_size_, out);
+      convert_window(reinterpret_cast<const double*>(raw), plan, window, tile_size_, mask, out);
       break;
     default:
       throw std::logic_error("raster read plan with an unplanned buffer type");

@@ -4,6 +4,7 @@
 #include <gdal_priv.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,7 +18,19 @@ namespace mgpr::runtime {
 struct BandConversion {
   float gain = 1.0F;
   float offset = 0.0F;
+  // The value that marks this band missing under MissingPixels::kNodataInAllBands (the
+  // raster's own, or nodata=VALUE); unset otherwise.
   std::optional<double> nodata;
+};
+
+// Which pixels are missing, besides NaN in a floating-point band, which always is (a
+// model can never be fed NaN). Decided once per raster from nodata= and, under the
+// raster's own rule, the mask flags of its first selected band.
+enum class MissingPixels {
+  kNone,              // no other pixel (nodata=none, or GMF_ALL_VALID)
+  kNodataInAllBands,  // every selected band holds its BandConversion::nodata at once
+  kMaskBand,          // GDAL's mask band of the first selected band reads 0 (an
+                      // internal or .msk mask, an alpha band, NODATA_VALUES)
 };
 
 struct RasterReadPlan {
@@ -29,10 +42,17 @@ struct RasterReadPlan {
   // 32-bit integers, which float32 is not).
   GDALDataType buffer_type = GDT_Byte;
   std::vector<BandConversion> bands;  // one per entry of band_map
-  // A pixel can be invalid (a nodata value, or NaN in a floating-point raster), so the
-  // valid mask must be computed; otherwise it stays empty (all valid) unless padded.
+  MissingPixels missing = MissingPixels::kNone;
+  // A pixel can be invalid (nodata in every band, the mask band's 0, or NaN in a
+  // floating-point raster), so the valid mask must be computed; otherwise it stays empty
+  // (all valid) unless padded.
   bool may_have_invalid_pixels = false;
 };
+
+// Whether a raw pixel read into `buffer_type` can equal `value`: 300 is no Byte value,
+// 0.5 no integer's, and NaN equals nothing (NaN pixels are missing anyway). A nodata
+// value it cannot hold marks no pixel.
+bool buffer_can_hold(GDALDataType buffer_type, double value);
 
 // GDALOpenEx read-only with verbose errors, without the shared-handle cache, so every
 // caller gets a handle of its own. nullptr on failure, reason in CPLGetLastErrorMsg().
@@ -62,8 +82,9 @@ class RasterReader final : public TileReader {
     int image = -1;
     GDALDatasetUniquePtr handle;
   };
-  std::vector<OpenRaster> open_;   // most recently used last, at most kOpenRastersPerReader
-  std::vector<std::byte> window_;  // native-type pixels of the last window, reused
+  std::vector<OpenRaster> open_;    // most recently used last, at most kOpenRastersPerReader
+  std::vector<std::byte> window_;   // native-type pixels of the last window, reused
+  std::vector<std::uint8_t> mask_;  // the mask band over the last window (kMaskBand), reused
 };
 
 }  // namespace mgpr::runtime

@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -74,9 +77,21 @@ GDALDatasetUniquePtr open_or_explain(const std::string& path) {
                   path, reason, path));
 }
 
-std::vector<int> select_bands(const SourceOptions& options, const std::string& path, int band_count) {
-  std::vector<int> defaults(static_cast<std::size_t>(std::min(3, band_count)));
-  for (std::size_t i = 0; i < defaults.size(); ++i) defaults[i] = static_cast<int>(i) + 1;
+// The default selection: the first min(3, band count) bands, less any alpha band (a
+// gray+alpha raster feeds its gray band only; the alpha band says which pixels are
+// missing instead), unless nothing else would be left.
+std::vector<int> default_bands(GDALDataset& dataset, int band_count) {
+  std::vector<int> defaults;
+  for (int band = 1; band <= std::min(3, band_count); ++band) {
+    if (dataset.GetRasterBand(band)->GetColorInterpretation() != GCI_AlphaBand) defaults.push_back(band);
+  }
+  if (defaults.empty()) defaults.push_back(1);
+  return defaults;
+}
+
+std::vector<int> select_bands(const SourceOptions& options, const std::string& path, GDALDataset& dataset,
+                              int band_count) {
+  const auto defaults = default_bands(dataset, band_count);
   if (options.bands.empty()) return defaults;
   for (const int band : options.bands) {
     if (band < 1 || band > band_count) {
@@ -130,19 +145,120 @@ struct OpenedRaster {
 };
 
 // A GeoTIFF cut short still opens (its directory comes first); reading the last pixel
-// of every selected band reads the blocks usually written last, so most truncated
-// copies fail here, by name, rather than in a reader thread mid-run.
-void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description) {
+// of every selected band (and of the mask band the plan reads) reads the blocks usually
+// written last, so most truncated copies fail here, by name, rather than in a reader
+// thread mid-run.
+void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description, const RasterReadPlan& plan) {
   std::vector<double> corner(description.bands.size());
+  std::uint8_t mask_corner = 0;
   CPLErrorReset();
   if (dataset.RasterIO(GF_Read, description.width - 1, description.height - 1, 1, 1, corner.data(), 1, 1, GDT_Float64,
                        static_cast<int>(corner.size()), const_cast<int*>(description.bands.data()), 0, 0, 0,
-                       nullptr) != CE_None) {
+                       nullptr) != CE_None ||
+      (plan.missing == MissingPixels::kMaskBand &&
+       dataset.GetRasterBand(description.bands.front())
+               ->GetMaskBand()
+               ->RasterIO(GF_Read, description.width - 1, description.height - 1, 1, 1, &mask_corner, 1, 1, GDT_Byte, 0,
+                          0, nullptr) != CE_None)) {
     throw UsageError(
         fmt::format("raster '{}' cannot be read to its end: {}; the file is truncated or corrupt: copy "
                     "it again and check it with `gdalinfo -checksum {}`",
                     description.path, CPLGetLastErrorMsg(), description.path));
   }
+}
+
+std::optional<double> raster_nodata(GDALDataset& dataset, int band) {
+  int has_nodata = 0;
+  const double nodata = dataset.GetRasterBand(band)->GetNoDataValue(&has_nodata);
+  return has_nodata != 0 ? std::optional(nodata) : std::nullopt;
+}
+
+// "255 in all bands", "0, 0, 255 in bands 1, 2, 3 at once", "-9999" (one band).
+std::string nodata_in_all_bands(const std::vector<double>& values, const std::vector<int>& bands) {
+  if (values.size() == 1) return fmt::format("nodata {}", values.front());
+  if (std::all_of(values.begin(), values.end(), [&](double value) { return value == values.front(); })) {
+    return fmt::format("nodata {} in all bands", values.front());
+  }
+  return fmt::format("nodata {} in bands {} at once", fmt::join(values, ", "), fmt::join(bands, ", "));
+}
+
+// The band GDAL takes for the alpha of `band`'s mask: the last one interpreted as alpha.
+int alpha_band(GDALDataset& dataset) {
+  for (int band = dataset.GetRasterCount(); band >= 1; --band) {
+    if (dataset.GetRasterBand(band)->GetColorInterpretation() == GCI_AlphaBand) return band;
+  }
+  return dataset.GetRasterCount();
+}
+
+// What the raster's own rule masks and how it says so; the plan's bands get their nodata
+// values under kNodataInAllBands.
+std::string plan_raster_rule(GDALDataset& dataset, const RasterDescription& description, RasterReadPlan& plan) {
+  auto* first = dataset.GetRasterBand(description.bands.front());
+  const int flags = first->GetMaskFlags();
+  if ((flags & GMF_ALL_VALID) != 0) return {};
+  if ((flags & GMF_PER_DATASET) != 0) {
+    // One mask for every band: read as it is (0 missing, anything else data).
+    plan.missing = MissingPixels::kMaskBand;
+    if ((flags & GMF_ALPHA) != 0) return fmt::format("alpha band {}", alpha_band(dataset));
+    if ((flags & GMF_NODATA) != 0) {
+      const char* values = dataset.GetMetadataItem("NODATA_VALUES");
+      return fmt::format("nodata values {} in all bands at once", values != nullptr ? values : "(per dataset)");
+    }
+    if (is_plain_path(description.path)) {
+      std::error_code error;
+      const auto mask_file = description.path + ".msk";
+      if (std::filesystem::exists(mask_file, error)) return fmt::format("mask file '{}'", mask_file);
+    }
+    return "internal mask";
+  }
+  if ((flags & GMF_NODATA) == 0) {  // a driver's own mask of this band alone
+    plan.missing = MissingPixels::kMaskBand;
+    return fmt::format("mask band of band {}", description.bands.front());
+  }
+  // Not GDAL's nodata mask band, which masks a pixel when this band alone holds its
+  // value: a pixel of an RGB photograph is missing only when every band holds its value.
+  std::vector<double> values;
+  for (std::size_t i = 0; i < description.bands.size(); ++i) {
+    const int band = description.bands[i];
+    const auto nodata = raster_nodata(dataset, band);
+    if (!nodata) return fmt::format("none (band {} has no nodata value, so no pixel is nodata in all bands)", band);
+    if (!buffer_can_hold(plan.buffer_type, *nodata)) {
+      return fmt::format("none (nodata {} of band {} is no {} value)", *nodata, band, description.data_type);
+    }
+    values.push_back(*nodata);
+    plan.bands[i].nodata = nodata;
+  }
+  plan.missing = MissingPixels::kNodataInAllBands;
+  return nodata_in_all_bands(values, description.bands);
+}
+
+// Decides which pixels are missing (RasterReadPlan::missing, the bands' nodata) and says
+// so in RasterDescription::missing_pixels.
+void plan_missing_pixels(GDALDataset& dataset, const NodataRule& rule, bool floating, RasterDescription& description,
+                         RasterReadPlan& plan) {
+  std::string said;
+  switch (rule.kind) {
+    case NodataRule::Kind::kRaster:
+      said = plan_raster_rule(dataset, description, plan);
+      break;
+    case NodataRule::Kind::kNone:
+      said = "none (nodata=none)";
+      break;
+    case NodataRule::Kind::kValue:
+      if (std::isnan(rule.value)) {
+        said = "none (nodata=nan)";  // NaN pixels are missing anyway
+      } else if (!buffer_can_hold(plan.buffer_type, rule.value)) {
+        said = fmt::format("none (nodata={} is no {} value)", rule.value, description.data_type);
+      } else {
+        plan.missing = MissingPixels::kNodataInAllBands;
+        for (auto& band : plan.bands) band.nodata = rule.value;
+        said = fmt::format("nodata={} in all bands", rule.value);
+      }
+      break;
+  }
+  if (floating) said = said.empty() ? "NaN in any band" : said + "; NaN in any band";
+  description.missing_pixels = said.empty() ? "none" : said;
+  plan.may_have_invalid_pixels = floating || plan.missing != MissingPixels::kNone;
 }
 
 OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options) {
@@ -163,7 +279,7 @@ OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options
                     path, description.width, description.height,
                     plural(static_cast<std::size_t>(description.band_count), "band"), path));
   }
-  description.bands = select_bands(options, path, description.band_count);
+  description.bands = select_bands(options, path, *dataset, description.band_count);
 
   const GDALDataType type = dataset->GetRasterBand(description.bands.front())->GetRasterDataType();
   description.data_type = GDALGetDataTypeName(type);
@@ -193,23 +309,16 @@ OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options
   plan.height = description.height;
   plan.band_map = description.bands;
   plan.buffer_type = buffer->buffer_type;
-  plan.may_have_invalid_pixels = type == GDT_Float32 || type == GDT_Float64;
   for (std::size_t i = 0; i < description.bands.size(); ++i) {
     if (!(stds[i] > 0.0)) {
       throw UsageError(fmt::format("std={} for band {} of raster '{}' must be positive: it divides the pixels", stds[i],
                                    description.bands[i], path));
     }
-    BandConversion conversion{static_cast<float>(scale / stds[i]), static_cast<float>(-means[i] / stds[i]), {}};
-    int has_nodata = 0;
-    const double nodata = dataset->GetRasterBand(description.bands[i])->GetNoDataValue(&has_nodata);
-    if (has_nodata != 0) {
-      conversion.nodata = nodata;
-      plan.may_have_invalid_pixels = true;
-    }
-    plan.bands.push_back(conversion);
+    plan.bands.push_back({static_cast<float>(scale / stds[i]), static_cast<float>(-means[i] / stds[i]), {}});
   }
-  description.nodata = plan.bands.front().nodata;
-  probe_last_pixel(*dataset, description);
+  description.nodata = raster_nodata(*dataset, description.bands.front());
+  plan_missing_pixels(*dataset, options.nodata, GDALDataTypeIsFloating(type) != 0, description, plan);
+  probe_last_pixel(*dataset, description, plan);
 
   std::array<double, 6> geotransform{};
   if (dataset->GetGeoTransform(geotransform.data()) == CE_None) {

@@ -57,9 +57,15 @@ struct RasterDescription {
   int height = 0;
   int band_count = 0;
   std::string data_type;  // GDAL's name: Byte, UInt16, Int16, Float32, ...
-  // The 1-based bands fed to the model: SourceOptions::bands, else the first min(3, band_count).
+  // The 1-based bands fed to the model: SourceOptions::bands, else the first min(3,
+  // band_count) less any alpha band.
   std::vector<int> bands;
-  std::optional<double> nodata;              // of the first selected band
+  std::optional<double> nodata;  // as the first selected band declares it, whatever nodata= says
+  // Which pixels are missing (valid 0, zero in every channel), for the banner: "nodata 255
+  // in all bands", "nodata 0, 0, 255 in bands 1, 2, 3 at once", "alpha band 4", "internal
+  // mask", "mask file 'a.tif.msk'", "nodata=0 in all bands", "none (nodata=none)", "none";
+  // "; NaN in any band" is added for floating-point rasters.
+  std::string missing_pixels;
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
   std::string crs_wkt;                       // empty when none
 };
