@@ -3,10 +3,13 @@
 // so, not when one channel is saturated; nodata=none and nodata=VALUE replace the
 // raster's own rule; NaN is always missing. Each raster here is a few chosen pixels,
 // written by GDAL, read as one tile.
+#include <cpl_conv.h>
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -187,7 +190,16 @@ TEST(MissingPixels, InternalMaskZeroIsMissing) {
   expect_pixels(read, kRgb, {0, 1, 2}, {2, kBlue});
 }
 
+// GDAL finds a .msk beside the raster only when it lists the raster's folder on open;
+// initialise_gdal() turns that listing off by default (GDAL_DISABLE_READDIR_ON_OPEN=
+// EMPTY_DIR, for remote rasters), so this test turns it on, as a user can.
 TEST(MissingPixels, MaskFileZeroIsMissing) {
+  struct ListFolders {
+    ListFolders() { CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "FALSE"); }
+    ~ListFolders() { CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", nullptr); }
+    ListFolders(const ListFolders&) = delete;
+    ListFolders& operator=(const ListFolders&) = delete;
+  } const list_folders;
   TempDir scratch;
   auto raster = raster_of(kRgb);
   raster.mask = {0, 255, 255, 255, 255, 255, 255, 255, 0};
