@@ -149,6 +149,16 @@ def forward(self, x: Tensor) -> Tensor:
   return module;
 }
 
+torch::jit::Module tile_mean_classifier() {
+  auto module = scripted("TileMean");
+  module.define(R"(
+def forward(self, x: Tensor) -> Tensor:
+    m = torch.mean(x, [1, 2, 3])
+    return torch.stack([m, -m], 1)
+)");
+  return module;
+}
+
 torch::jit::Module threshold_segmenter(double threshold) {
   auto module = scripted("ThresholdSegmenter");
   module.register_attribute("threshold", c10::FloatType::get(), threshold);

@@ -31,6 +31,10 @@ torch::jit::Module threshold_segmenter(double threshold);
 // and (800,150)-(1024,350) score 0.8, which a 1024 tile's right edge cuts.
 torch::jit::Module fixed_boxes_detector();
 
+// A classifier whose two logits per tile are the mean of every pixel of the tile and its
+// negation (tests/support/tile_mean_model.hpp's model): any changed pixel changes them.
+torch::jit::Module tile_mean_classifier();
+
 // Returns inner's output unchanged after `matmul_rounds` products of 256x256 matrices
 // (34 MFLOP each, about 1 ms on one desktop core), so a run lasts long enough to be
 // interrupted. The products feed

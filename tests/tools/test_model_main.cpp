@@ -24,10 +24,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Save a known-answer TorchScript model: bright (mean over bands > threshold) pixels are objects."};
   app.add_option("kind", kind,
                  "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
-                 "detector-tuple ((losses, dicts)), segmenter ([B,2,H,W] logits), or fixed-boxes (the same two "
-                 "boxes for every tile)")
+                 "detector-tuple ((losses, dicts)), segmenter ([B,2,H,W] logits), fixed-boxes (the same two "
+                 "boxes for every tile), or tile-mean (a classifier: logits mean and -mean of the tile's every "
+                 "pixel, for task=classify)")
       ->required()
-      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes"}));
+      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes", "tile-mean"}));
   app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();
   app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
   app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
     return mgpr::kExitUsage;
   }
 
-  auto model = kind == "segmenter"     ? mgpr::test::threshold_segmenter(threshold)
+  auto model = kind == "tile-mean"     ? mgpr::test::tile_mean_classifier()
+               : kind == "segmenter"   ? mgpr::test::threshold_segmenter(threshold)
                : kind == "fixed-boxes" ? mgpr::test::fixed_boxes_detector()
                                        : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
   if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
