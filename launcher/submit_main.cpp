@@ -11,6 +11,7 @@
 #include "job_state.hpp"
 #include "mgpr/cli.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/input_list.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/process.hpp"
 #include "mgpr/version.hpp"
@@ -69,7 +70,14 @@ std::string runtime_command() {
 }
 
 void make_paths_absolute(mgpr::RunConfig& config) {
-  for (auto& raster : config.image_path) raster = fs::absolute(raster).lexically_normal().string();
+  // The job may start in another folder: local inputs become absolute (a list file's own
+  // lines are relative to the list), remote ones stay as given.
+  for (auto& input : config.image_path) {
+    if (mgpr::is_remote_input(input)) continue;
+    const bool list = input.starts_with('@');
+    const auto absolute = fs::absolute(list ? input.substr(1) : input).lexically_normal().string();
+    input = list ? "@" + absolute : absolute;
+  }
   if (!config.model.starts_with("builtin:")) config.model = fs::absolute(config.model).lexically_normal().string();
   config.output_dir = fs::absolute(config.output_dir).lexically_normal().string();
 }
@@ -93,7 +101,14 @@ int wait_for_job(const std::string& job_id, const mgpr::JobLogLayout& layout) {
 int submit(const Cli& cli, SubmitRequest request) {
   request.gpus = mgpr::parse_gpu_spec(cli.gpus);
   request.config = mgpr::resolve_config(cli.config_file, cli.arguments);
-  check_inputs(request.config);
+  const auto inputs = check_inputs(request.config);
+  for (const auto& note : remote_input_notes(inputs.remote, credential_hints_from_environment())) {
+    fmt::print(stderr, "mgpr-submit: note: {}\n", note);
+  }
+  if (inputs.local + static_cast<int>(inputs.remote.size()) > 1) {
+    fmt::print("mgpr-submit: {} rasters ({} local, {} remote)\n", inputs.local + inputs.remote.size(), inputs.local,
+               inputs.remote.size());
+  }
   make_paths_absolute(request.config);
   request.log_dir = fs::absolute(cli.log_dir).lexically_normal();
   request.mgpr_command = runtime_command();

@@ -1,0 +1,60 @@
+// mgpr-submit's checks of the inputs on the login node: the same expansion as the
+// runtime's, local rasters checked, remote ones counted and explained, never opened.
+#include "submit_checks.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/error_of.hpp"
+#include "support/temp_dir.hpp"
+
+namespace mgpr::launcher {
+namespace {
+using testing::HasSubstr;
+using testing::Not;
+
+RunConfig config_with(std::vector<std::string> inputs, const test::TempDir& dir) {
+  RunConfig config;
+  config.image_path = std::move(inputs);
+  config.output_dir = dir.file("out");
+  return config;
+}
+
+TEST(SubmitChecks, AFolderOfTilesAListAndRemoteRastersAreCheckedAsTheJobWillReadThem) {
+  const test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "tiles");
+  for (const auto* name : {"a.tif", "b.tif", "c.tif"}) std::ofstream(dir.path() / "tiles" / name) << "x";
+  std::ofstream(dir.file("list.txt")) << "tiles/a.tif\nhttps://example.org/ortho.tif\n";
+  const auto checked =
+      check_inputs(config_with({dir.file("tiles"), "@" + dir.file("list.txt"), "s3://bucket/o.tif"}, dir));
+  EXPECT_EQ(checked.local, 3) << "a.tif twice is one raster";
+  EXPECT_EQ(checked.remote,
+            (std::vector<std::string>{"/vsicurl/https://example.org/ortho.tif", "/vsis3/bucket/o.tif"}));
+}
+
+TEST(SubmitChecks, AFolderWithoutRastersAndAnUnreadableRasterAreNamed) {
+  const test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "empty");
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({dir.file("empty")}, dir)); }),
+              HasSubstr("input folder '" + dir.file("empty") + "' holds no rasters"));
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({dir.file("gone.tif")}, dir)); }),
+              HasSubstr("raster '" + dir.file("gone.tif") + "' does not exist"));
+}
+
+TEST(SubmitChecks, RemoteRastersAreExplainedWithTheMissingCredentialsAndNoSecret) {
+  const std::vector<std::string> remote{"/vsis3/bucket/a.tif", "/vsicurl/https://host/b.tif?X-Amz-Signature=s3cr3t"};
+  const auto without = remote_input_notes(remote, {});
+  ASSERT_EQ(without.size(), 2U);
+  EXPECT_THAT(without[0], HasSubstr("2 remote raster(s)"));
+  EXPECT_THAT(without[1], HasSubstr("no AWS credentials found"));
+  const auto with = remote_input_notes(remote, {true, true});
+  ASSERT_EQ(with.size(), 1U);
+  const std::vector<std::string> signed_url{remote[1]};
+  EXPECT_THAT(remote_input_notes(signed_url, {})[0], Not(HasSubstr("s3cr3t")));
+  EXPECT_TRUE(remote_input_notes({}, {}).empty());
+}
+
+}  // namespace
+}  // namespace mgpr::launcher
