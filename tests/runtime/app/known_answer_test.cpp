@@ -225,6 +225,74 @@ TEST_F(KnownAnswers, SegmentationMosaicEqualsTheThresholdedInputAcrossTileBorder
   EXPECT_TRUE(mosaic->GetSpatialRef()->IsSame(input->GetSpatialRef()));
 }
 
+// Copies the squares with nodata 255 declared on every band and band 1 alone set to 255
+// along row 5: the squares (255 in every band) are missing, the row (255 in one band) is data.
+fs::path squares_with_nodata(const fs::path& squares, const fs::path& copy_path) {
+  GDALDatasetUniquePtr squares_dataset(GDALDataset::Open(squares.c_str(), GDAL_OF_RASTER));
+  auto* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
+  GDALDatasetUniquePtr copy(
+      driver->CreateCopy(copy_path.c_str(), squares_dataset.get(), FALSE, nullptr, nullptr, nullptr));
+  EXPECT_TRUE(copy) << copy_path;
+  if (!copy) return copy_path;
+  for (int band = 1; band <= copy->GetRasterCount(); ++band) copy->GetRasterBand(band)->SetNoDataValue(255);
+  std::vector<std::uint8_t> red(static_cast<std::size_t>(copy->GetRasterXSize()), 255);
+  EXPECT_EQ(copy->GetRasterBand(1)->RasterIO(GF_Write, 0, 5, copy->GetRasterXSize(), 1, red.data(),
+                                             copy->GetRasterXSize(), 1, GDT_Byte, 0, 0),
+            CE_None);
+  return copy_path;
+}
+
+// 1 where every band of `image` holds 255.
+std::vector<std::uint8_t> white_everywhere(const fs::path& image) {
+  GDALDatasetUniquePtr dataset(GDALDataset::Open(image.c_str(), GDAL_OF_RASTER));
+  const auto plane = static_cast<std::size_t>(dataset->GetRasterXSize()) * dataset->GetRasterYSize();
+  const int bands = dataset->GetRasterCount();
+  std::vector<std::uint8_t> values(plane * bands);
+  EXPECT_EQ(dataset->RasterIO(GF_Read, 0, 0, dataset->GetRasterXSize(), dataset->GetRasterYSize(), values.data(),
+                              dataset->GetRasterXSize(), dataset->GetRasterYSize(), GDT_Byte, bands, nullptr, 0, 0, 0,
+                              nullptr),
+            CE_None);
+  std::vector<std::uint8_t> white(plane, 1);
+  for (std::size_t i = 0; i < plane; ++i) {
+    for (int b = 0; b < bands; ++b) white[i] = white[i] != 0 && values[b * plane + i] == 255 ? 1 : 0;
+  }
+  return white;
+}
+
+// Issue 32: the segmentation is nodata (255) where the input pixel is missing under the
+// source's rule (nodata in every band), its class elsewhere, one saturated band included;
+// nodata=none classifies every pixel.
+TEST_F(KnownAnswers, SegmentationIsNodataWhereTheInputPixelIsMissing) {
+  const auto input = squares_with_nodata(path("squares.tif"), path("squares_nodata.tif"));
+  const auto classes = thresholded(input);
+  const auto white = white_everywhere(input);
+  ASSERT_GT(std::count(white.begin(), white.end(), 1), 500);
+  constexpr std::uint8_t kNoClass = 255;
+  auto expected = classes;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (white[i] != 0) expected[i] = kNoClass;
+  }
+  for (const auto& [rule, want] : {std::pair{std::string{}, expected}, std::pair{std::string{"none"}, classes}}) {
+    const auto out = "segment-nodata" + rule;
+    std::vector<std::string> extra{"task=segment", "model=" + path("segmenter.pt").string()};
+    if (!rule.empty()) extra.push_back("nodata=" + rule);
+    const auto result = mgpr("squares_nodata.tif", out, extra);
+    ASSERT_EQ(result.exit_code, 0) << out << '\n' << result.out << result.err;
+    int width = 0;
+    int height = 0;
+    const auto mosaic = read_classes(path(out) / "squares_nodata_segmentation.vrt", width, height);
+    ASSERT_EQ(width, 200);
+    ASSERT_EQ(height, 150);
+    EXPECT_EQ(mosaic, want) << "nodata=" << rule;
+    for (int x = 0; x < width; ++x) {  // (255, g, b) is data whatever the rule
+      const auto at = static_cast<std::size_t>(5) * width + x;
+      if (white[at] == 0) {
+        EXPECT_EQ(mosaic[at], 0) << "row 5, column " << x << ", nodata=" << rule;
+      }
+    }
+  }
+}
+
 TEST_F(KnownAnswers, DetectOnFakeDataIsRefusedWithTheReason) {
   const auto result = run_command({MGPR_BINARY, "use_fake_data=true", "task=detect", "accelerator=cpu"});
   EXPECT_EQ(result.exit_code, 2);
