@@ -222,6 +222,7 @@ std::string plan_raster_rule(GDALDataset& dataset, const RasterDescription& desc
     const int band = description.bands[i];
     const auto nodata = raster_nodata(dataset, band);
     if (!nodata) return fmt::format("none (band {} has no nodata value, so no pixel is nodata in all bands)", band);
+    if (std::isnan(*nodata)) return {};  // NaN is missing in any band anyway
     if (!buffer_can_hold(plan.buffer_type, *nodata)) {
       return fmt::format("none (nodata {} of band {} is no {} value)", *nodata, band, description.data_type);
     }

@@ -268,6 +268,11 @@ TEST(MissingPixels, NanInAnyBandIsAlwaysMissing) {
   const auto with_nodata = read_tile(mgpr::test::write_pixels(scratch.file("float_nodata.tif"), raster));
   EXPECT_EQ(with_nodata.description.missing_pixels, "nodata -9999 in all bands; NaN in any band");
   expect_pixels(with_nodata, floats, {0, 1, 2}, {0, 2, 3, 5});
+
+  raster.nodata = {kNan, kNan, kNan};
+  const auto nan_nodata = read_tile(mgpr::test::write_pixels(scratch.file("float_nan_nodata.tif"), raster));
+  EXPECT_EQ(nan_nodata.description.missing_pixels, "NaN in any band");
+  expect_pixels(nan_nodata, floats, {0, 1, 2}, {0, 2, 5});
 }
 
 }  // namespace
