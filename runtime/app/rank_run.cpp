@@ -124,6 +124,7 @@ std::unique_ptr<Communicator> join(const RunPlan& plan, const RankEnvironment& r
             fmt::format("resume=false: cannot remove the earlier run's journal ({}); remove it by hand", failed));
       }
     }
+    record_raster_identities(plan.journal_folder, plan.source.rasters);
     if (!done.empty()) {
       fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done.size(), all_tiles,
                  plan.journal_folder.string(), tiles_left);
@@ -298,6 +299,11 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
   auto run = prepare(plan, ranks);
 
   TileResults done = plan.resume ? read_journals(plan.journal_folder) : TileResults{};
+  const auto changed = drop_results_of_changed_rasters(done, plan.journal_folder, plan.source.rasters);
+  if (!changed.empty() && ranks.rank == 0) {
+    fmt::print(stderr, "mgpr: {} raster(s) changed since the interrupted run (e.g. {}); their tiles are done again\n",
+               changed.size(), redact_input(plan.source.rasters.at(static_cast<std::size_t>(changed.front()))));
+  }
   if (const auto foreign = keep_results_of(done, run.source->tiles()); foreign > 0 && ranks.rank == 0) {
     fmt::print(stderr,
                "mgpr: warning: {} result(s) in the journal {} are for tiles these inputs do not have; they are "

@@ -14,11 +14,14 @@
 #include <stdexcept>
 
 #include "mgpr/error.hpp"
+#include "mgpr/log_layout.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
 constexpr std::string_view kJournalFolder = ".mgpr-journal";
+// In a run's journal folder: line i is raster i's identity.
+constexpr std::string_view kRasterIdentities = "rasters.identity";
 
 // FNV-1a: stable across builds and machines, unlike std::hash.
 std::uint64_t fnv1a(std::string_view text) {
@@ -45,7 +48,7 @@ std::string file_identity(const std::string& path) {
 std::filesystem::path journal_dir(const JournalKey& key) {
   std::string text = fmt::format("{}\nmodel={}\n", key.settings, file_identity(key.model));
   for (const auto& library : key.libraries) text += "library=" + file_identity(library) + "\n";
-  for (const auto& raster : key.rasters) text += "raster=" + file_identity(raster) + "\n";
+  for (const auto& raster : key.rasters) text += "raster=" + raster + "\n";
   return key.output_dir / kJournalFolder / fmt::format("{:016x}", fnv1a(text));
 }
 
@@ -139,6 +142,27 @@ std::string remove_journals(const std::filesystem::path& dir) {
   // Other runs' journals may still be in the parent: then it stays.
   if (failures.empty()) ::rmdir(dir.parent_path().c_str());
   return failures;
+}
+
+void record_raster_identities(const std::filesystem::path& dir, std::span<const std::string> rasters) {
+  std::string text;
+  for (const auto& raster : rasters) text += file_identity(raster) + "\n";
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  write_file_atomically(dir / kRasterIdentities, text);
+}
+
+std::vector<int> drop_results_of_changed_rasters(TileResults& results, const std::filesystem::path& dir,
+                                                 std::span<const std::string> rasters) {
+  std::ifstream in(dir / kRasterIdentities);
+  std::vector<int> changed;
+  std::string recorded;
+  for (std::size_t image = 0; image < rasters.size() && std::getline(in, recorded); ++image) {
+    if (recorded != file_identity(rasters[image])) changed.push_back(static_cast<int>(image));
+  }
+  const std::set<int> dropped(changed.begin(), changed.end());
+  std::erase_if(results, [&](const auto& entry) { return dropped.contains(entry.first.image); });
+  return changed;
 }
 
 TileResults read_journals(const std::filesystem::path& dir) {

@@ -26,10 +26,13 @@ struct JournalKey {
   // The settings that change a result (task, tiling, bands, scaling, precision, score
   // threshold, ...) as one line of text.
   std::string settings;
-  // Files, each identified by its absolute path, size and modification time: a rewritten
-  // raster or model is another input.
+  // The model and libraries, each identified by its absolute path, size and modification
+  // time: a rewritten model is another run.
   std::string model;
   std::vector<std::string> libraries;
+  // The rasters by path only: one raster replaced among thousands must not cost the
+  // others' results. Each raster's identity is kept in the journal instead
+  // (record_raster_identities), and only a changed raster's results are dropped.
   std::vector<std::string> rasters;
 };
 
@@ -70,6 +73,16 @@ TileResults read_journals(const std::filesystem::path& dir);
 // journal) and returns how many went. Trusted, one would make a run look complete when
 // it is not, or never complete (exit 3, requeued, forever).
 std::size_t keep_results_of(TileResults& results, std::span<const Tile> tiles);
+
+// Records each raster's identity (absolute path, size, modification time), by index, in
+// `dir` (created when missing); rank 0 does it once every rank has read the journals.
+void record_raster_identities(const std::filesystem::path& dir, std::span<const std::string> rasters);
+
+// Drops the results of rasters whose identity differs from the one recorded in `dir`
+// (rewritten, replaced after a failure) and returns their indices, ascending. Nothing
+// is dropped for a raster with no record.
+std::vector<int> drop_results_of_changed_rasters(TileResults& results, const std::filesystem::path& dir,
+                                                 std::span<const std::string> rasters);
 
 // Deletes `dir` (one run's journals: plain files, no subfolders) and its parent
 // .mgpr-journal when no other run's journals are left there. Returns what could not be

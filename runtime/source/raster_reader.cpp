@@ -1,5 +1,7 @@
 #include "source/raster_reader.hpp"
 
+#include "source/read_error.hpp"
+
 #include <cpl_error.h>
 #include <fmt/format.h>
 
@@ -180,7 +182,7 @@ GDALDataset& RasterReader::dataset(int image) {
   const auto& path = plans_[static_cast<std::size_t>(image)].path;
   auto handle = open_raster_dataset(path);
   if (!handle) {
-    throw std::runtime_error(
+    throw RasterReadError(
         fmt::format("raster '{}' could not be reopened by a reader thread: {}", path, CPLGetLastErrorMsg()));
   }
   if (open_.size() >= kOpenRastersPerReader) open_.erase(open_.begin());  // the least recently used
@@ -213,7 +215,7 @@ void RasterReader::read(const Tile& tile, TileData& out) {
   if (source.RasterIO(GF_Read, window.x, window.y, window.width, window.height, window_.data(), window.width,
                       window.height, plan.buffer_type, static_cast<int>(band_count),
                       const_cast<int*>(plan.band_map.data()), 0, 0, 0, nullptr) != CE_None) {
-    throw std::runtime_error(
+    throw RasterReadError(
         fmt::format("reading raster '{}' window x={} y={} {}x{} failed: {}; the file may be truncated or "
                     "corrupt: check it with `gdalinfo -checksum {}`",
                     plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
@@ -225,7 +227,7 @@ void RasterReader::read(const Tile& tile, TileData& out) {
     auto* mask_band = source.GetRasterBand(plan.band_map.front())->GetMaskBand();
     if (mask_band->RasterIO(GF_Read, window.x, window.y, window.width, window.height, mask_.data(), window.width,
                             window.height, GDT_Byte, 0, 0, nullptr) != CE_None) {
-      throw std::runtime_error(
+      throw RasterReadError(
           fmt::format("reading the mask of raster '{}' window x={} y={} {}x{} failed: {}; the file or its mask "
                       "may be truncated or corrupt: check it with `gdalinfo -checksum {}`",
                       plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));

@@ -1,5 +1,7 @@
 #include "source/read_retry.hpp"
 
+#include "source/read_error.hpp"
+
 #include <cpl_conv.h>
 #include <fmt/format.h>
 
@@ -53,7 +55,7 @@ class RetryingReader final : public TileReader {
         const auto& path = plans_[image].path;
         if (attempt >= policy_.attempts) {
           const double spent_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          throw std::runtime_error(
+          throw RasterReadError(
               fmt::format("remote raster '{}' could not be read: {} tries over {:.1f} s failed (the server down, the "
                           "connection lost or the answers cut short); check that the URL answers and run the same "
                           "command again: the finished tiles are kept and the run resumes. Last failure: {}",

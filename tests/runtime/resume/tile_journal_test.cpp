@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "resume/tile_journal.hpp"
 #include "support/temp_dir.hpp"
@@ -73,17 +75,44 @@ TEST(TileJournal, AnotherKeyGetsAnotherFolder) {
   EXPECT_NE(mgpr::runtime::journal_dir(other), first);
 }
 
-TEST(TileJournal, ARewrittenInputIsAnotherRun) {
-  const auto raster = scratch("rewritten") / "a.tif";
-  fs::create_directories(raster.parent_path());
-  std::ofstream(raster) << "first";
+TEST(TileJournal, ARewrittenModelIsAnotherRun) {
+  const auto model = scratch("rewritten") / "model.pt";
+  fs::create_directories(model.parent_path());
+  std::ofstream(model) << "first";
+  mgpr::runtime::JournalKey key;
+  key.settings = "task=detect";
+  key.model = model.string();
+  key.rasters = {"a.tif"};
+  const auto before = mgpr::runtime::journal_dir(key);
+  std::ofstream(model) << "second, longer";
+  EXPECT_NE(mgpr::runtime::journal_dir(key), before);
+}
+
+// One raster rewritten among many (a corrupt tile replaced) costs its own results only:
+// the folder stays, and the results of the changed raster are dropped on resume.
+TEST(TileJournal, ARewrittenRasterLosesOnlyItsOwnResults) {
+  const auto folder = scratch("rewritten-raster");
+  fs::create_directories(folder);
+  const std::vector<std::string> rasters{(folder / "a.tif").string(), (folder / "b.tif").string(),
+                                         (folder / "c.tif").string()};
+  for (const auto& raster : rasters) std::ofstream(raster) << "first";
   mgpr::runtime::JournalKey key;
   key.settings = "task=detect";
   key.model = "builtin:resnet50";
-  key.rasters = {raster.string()};
-  const auto before = mgpr::runtime::journal_dir(key);
-  std::ofstream(raster) << "second, longer";
-  EXPECT_NE(mgpr::runtime::journal_dir(key), before);
+  key.rasters = rasters;
+  const auto dir = mgpr::runtime::journal_dir(key);
+  mgpr::runtime::record_raster_identities(dir, rasters);
+  std::ofstream(rasters[1]) << "second, longer";
+  EXPECT_EQ(mgpr::runtime::journal_dir(key), dir);
+  mgpr::runtime::TileResults results{
+      {TileId{0, 0, 0}, "a"}, {TileId{1, 0, 0}, "b"}, {TileId{1, 0, 1}, "b"}, {TileId{2, 0, 0}, "c"}};
+  EXPECT_EQ(mgpr::runtime::drop_results_of_changed_rasters(results, dir, rasters), std::vector<int>{1});
+  EXPECT_EQ(results.size(), 2U);
+  EXPECT_FALSE(results.contains(TileId{1, 0, 0}));
+  // Without a record (an older journal), nothing is dropped.
+  auto untouched = results;
+  EXPECT_TRUE(mgpr::runtime::drop_results_of_changed_rasters(untouched, folder / "none", rasters).empty());
+  EXPECT_EQ(untouched, results);
 }
 
 TEST(TileJournal, RemovingARunsJournalKeepsOtherRunsAndNeverFollowsLinks) {
