@@ -93,9 +93,6 @@ bool is_remote_path(std::string_view path) { return network_prefix(path).second 
 
 const std::vector<RemoteReadSetting>& remote_read_defaults() {
   static const std::vector<RemoteReadSetting> defaults = {
-      // Opening /vsicurl/.../x.tif would otherwise list the "folder" for side-car files:
-      // one more request, and on object storage a listing of a whole prefix.
-      {"GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR"},
       // A window over several COG blocks in one request when the blocks are adjacent.
       {"GDAL_HTTP_MERGE_CONSECUTIVE_RANGES", "YES"},
       // HTTP/2 where the server offers it (h2c upgrade over http://, ALPN over https://),
@@ -129,6 +126,17 @@ void configure_remote_reads() {
       }
     }
   });
+}
+
+RemoteOpenScope::RemoteOpenScope(std::string_view path) {
+  if (!is_remote_path(path) || CPLGetConfigOption(kReadDirOnOpen, nullptr) != nullptr) return;
+  if (const char* before = CPLGetThreadLocalConfigOption(kReadDirOnOpen, nullptr)) previous_ = before;
+  CPLSetThreadLocalConfigOption(kReadDirOnOpen, "EMPTY_DIR");
+  active_ = true;
+}
+
+RemoteOpenScope::~RemoteOpenScope() {
+  if (active_) CPLSetThreadLocalConfigOption(kReadDirOnOpen, previous_ ? previous_->c_str() : nullptr);
 }
 
 std::string redact_secrets(std::string text) {

@@ -28,6 +28,24 @@ const std::vector<RemoteReadSetting>& remote_read_defaults();
 // already set it (environment variable or an earlier CPLSetConfigOption). Idempotent.
 void configure_remote_reads();
 
+// While it lives, opening `path` on this thread does not list its folder for side-car
+// files when the path is remote (GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR): one request
+// less per open, and on object storage no listing of a whole prefix. Local rasters keep
+// GDAL's listing, so their .msk, .aux.xml, .ovr and world files are found. A value the
+// user set (environment or --config) is left to decide for every path.
+class RemoteOpenScope {
+ public:
+  explicit RemoteOpenScope(std::string_view path);
+  ~RemoteOpenScope();
+  RemoteOpenScope(const RemoteOpenScope&) = delete;
+  RemoteOpenScope& operator=(const RemoteOpenScope&) = delete;
+
+ private:
+  static constexpr const char* kReadDirOnOpen = "GDAL_DISABLE_READDIR_ON_OPEN";
+  bool active_ = false;
+  std::optional<std::string> previous_;  // this thread's own value before
+};
+
 // `text` with every secret mgpr can know of replaced by "***": the values of
 // AWS_SECRET_ACCESS_KEY, AWS_ACCESS_KEY_ID, AWS_SESSION_TOKEN, GS_SECRET_ACCESS_KEY,
 // GS_ACCESS_KEY_ID, GS_OAUTH2_REFRESH_TOKEN, AZURE_STORAGE_ACCESS_KEY and the like when

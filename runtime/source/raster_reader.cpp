@@ -1,5 +1,6 @@
 #include "source/raster_reader.hpp"
 
+#include "gdal/remote_reads.hpp"
 #include "source/read_error.hpp"
 
 #include <cpl_error.h>
@@ -162,6 +163,7 @@ bool buffer_can_hold(GDALDataType buffer_type, double value) {
 }
 
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
+  const RemoteOpenScope remote(path);
   return GDALDatasetUniquePtr(GDALDataset::FromHandle(
       GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR, nullptr, nullptr, nullptr)));
 }

@@ -190,16 +190,9 @@ TEST(MissingPixels, InternalMaskZeroIsMissing) {
   expect_pixels(read, kRgb, {0, 1, 2}, {2, kBlue});
 }
 
-// GDAL finds a .msk beside the raster only when it lists the raster's folder on open;
-// initialise_gdal() turns that listing off by default (GDAL_DISABLE_READDIR_ON_OPEN=
-// EMPTY_DIR, for remote rasters), so this test turns it on, as a user can.
+// GDAL finds a .msk beside the raster by listing the raster's folder on open, which mgpr
+// turns off for remote rasters only (gdal/remote_reads.hpp's RemoteOpenScope).
 TEST(MissingPixels, MaskFileZeroIsMissing) {
-  struct ListFolders {
-    ListFolders() { CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "FALSE"); }
-    ~ListFolders() { CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", nullptr); }
-    ListFolders(const ListFolders&) = delete;
-    ListFolders& operator=(const ListFolders&) = delete;
-  } const list_folders;
   TempDir scratch;
   auto raster = raster_of(kRgb);
   raster.mask = {0, 255, 255, 255, 255, 255, 255, 255, 0};
