@@ -2,7 +2,9 @@
 // tile; written as a CSV and a GeoPackage of tile footprints per raster.
 #include <fmt/format.h>
 
+#include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "geometry/georef.hpp"
@@ -56,20 +58,31 @@ class ClassifyOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
     std::map<TileId, PixelWindow> windows;
     for (const auto& tile : plan_.tiles) windows[tile.id] = tile.window;
     std::vector<std::filesystem::path> written;
+    const bool fake = plan_.rasters.empty();
+    // Fake data has no rasters to list: its one CSV, whatever the layout.
+    const bool run_layout = plan_.layout == OutputLayout::kRun && !fake;
+    auto outcomes = raster_outcomes(plan_, all, failed);
+    std::string run_csv = kCsvHeader;
+#ifdef MGPR_HAVE_GDAL
+    std::optional<RunGeoPackage> gpkg;
+    if (run_layout) gpkg.emplace(plan_, "tiles", fields());
+#endif
     for (std::size_t image = 0; image < plan_.prefixes.size(); ++image) {
-      const bool fake = plan_.rasters.empty();
+      // A raster that failed has only some of its results: none are written.
+      if (!fake && outcomes[image].failed) continue;
       const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters[image]);
       const std::string raster_name = fake ? "fake" : plan_.rasters[image].path;
-      std::string csv = "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
+      std::string csv;
 #ifdef MGPR_HAVE_GDAL
       std::vector<PolygonFeature> features;
 #endif
-      for (const auto& [id, payload] : all) {
-        if (id.image != static_cast<int>(image)) continue;
+      const auto [first, last] = results_of(all, static_cast<int>(image));
+      for (auto at = first; at != last; ++at) {
+        const auto& [id, payload] = *at;
         const auto& w = windows.at(id);
         const auto result = decode(payload);
         const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
@@ -81,27 +94,54 @@ class ClassifyOutput final : public TaskOutput {
                             {std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score, result.logit}});
 #endif
       }
+      if (!fake) outcomes[image].results = std::distance(first, last);
+      if (run_layout) {
+        run_csv += csv;
+#ifdef MGPR_HAVE_GDAL
+        for (auto& feature : features) gpkg->add(static_cast<int>(image), std::move(feature));
+#endif
+        continue;
+      }
       const auto prefix = plan_.prefixes[image];
       std::filesystem::create_directories(prefix.parent_path());
-      write_file_atomically(prefix.string() + "_tiles.csv", csv);
+      write_file_atomically(prefix.string() + "_tiles.csv", kCsvHeader + csv);
       written.emplace_back(prefix.string() + "_tiles.csv");
 #ifdef MGPR_HAVE_GDAL
       if (!fake) {
-        using Type = VectorField::Type;
-        const std::vector<VectorField> fields{{"tile_row", Type::kInteger},
-                                              {"tile_column", Type::kInteger},
-                                              {"label", Type::kInteger},
-                                              {"score", Type::kReal},
-                                              {"logit", Type::kReal}};
-        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields, features);
+        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields(), features);
         written.emplace_back(prefix.string() + "_tiles.gpkg");
       }
+#endif
+    }
+    if (run_layout) {
+      const auto table = run_file(plan_, "tiles", ".csv");
+      std::filesystem::create_directories(table.parent_path());
+      write_file_atomically(table, run_csv);
+      written.push_back(table);
+#ifdef MGPR_HAVE_GDAL
+      const auto layers = run_file(plan_, "tiles", ".gpkg");
+      (void)gpkg->write(layers, outcomes);
+      written.push_back(layers);
 #endif
     }
     return written;
   }
 
  private:
+  static constexpr const char* kCsvHeader =
+      "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
+
+#ifdef MGPR_HAVE_GDAL
+  static std::vector<VectorField> fields() {
+    using Type = VectorField::Type;
+    return {{"tile_row", Type::kInteger},
+            {"tile_column", Type::kInteger},
+            {"label", Type::kInteger},
+            {"score", Type::kReal},
+            {"logit", Type::kReal}};
+  }
+#endif
+
   OutputPlan plan_;
 };
 

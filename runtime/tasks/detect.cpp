@@ -2,6 +2,7 @@
 // rank 0 merges the boxes of overlapping tiles and writes them in map coordinates.
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
 
 #include "geometry/box_merge.hpp"
@@ -66,29 +67,58 @@ class DetectOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
     std::vector<std::filesystem::path> written;
     const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
+    const bool run_layout = plan_.layout == OutputLayout::kRun;
+    auto outcomes = raster_outcomes(plan_, all, failed);
+    std::string csv = kCsvHeader;
+#ifdef MGPR_HAVE_GDAL
+    std::optional<RunGeoPackage> gpkg;
+    if (run_layout) gpkg.emplace(plan_, "detections", fields());
+#endif
     for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
+      // A raster that failed has only some of its results: none are written.
+      if (outcomes[image].failed) continue;
       std::vector<Box> boxes;
-      for (const auto& [id, payload] : all) {
-        if (id.image == static_cast<int>(image)) decode(id, payload, boxes);
-      }
+      const auto [first, last] = results_of(all, static_cast<int>(image));
+      for (auto at = first; at != last; ++at) decode(at->first, at->second, boxes);
       const auto merged = merge_boxes(boxes, merge);
-      write_image(image, merged, written);
+      outcomes[image].results = static_cast<std::int64_t>(merged.size());
+      if (!run_layout) {
+        write_image(image, merged, written);
+        continue;
+      }
+      csv += csv_rows(plan_.rasters[image], merged);
+#ifdef MGPR_HAVE_GDAL
+      for (auto& feature : features(plan_.rasters[image], merged))
+        gpkg->add(static_cast<int>(image), std::move(feature));
+#endif
+      write_quicklook(image, merged, written);
+    }
+    if (run_layout) {
+      const auto table = run_file(plan_, "detections", ".csv");
+      std::filesystem::create_directories(table.parent_path());
+      write_file_atomically(table, csv);
+      written.push_back(table);
+#ifdef MGPR_HAVE_GDAL
+      const auto layers = run_file(plan_, "detections", ".gpkg");
+      (void)gpkg->write(layers, outcomes);
+      written.push_back(layers);
+#endif
     }
     return written;
   }
 
  private:
-  void write_image(std::size_t image, const std::vector<Box>& boxes, std::vector<std::filesystem::path>& written) {
-    const auto& raster = plan_.rasters[image];
+  static constexpr const char* kCsvHeader =
+      "raster,label,score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,"
+      "tile_column\n";
+
+  // The CSV rows of one raster's boxes, without the header.
+  static std::string csv_rows(const RasterDescription& raster, const std::vector<Box>& boxes) {
     const auto transform = raster_transform(raster);
-    const auto prefix = plan_.prefixes[image].string();
-    std::filesystem::create_directories(plan_.prefixes[image].parent_path());
-    std::string csv =
-        "raster,label,score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,"
-        "tile_column\n";
+    std::string csv;
     for (const auto& b : boxes) {
       const auto corner1 = transform.to_map(b.x1, b.y1);
       const auto corner2 = transform.to_map(b.x2, b.y2);
@@ -97,23 +127,53 @@ class DetectOutput final : public TaskOutput {
                          b.label, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y, corner2.x, corner2.y, centre.x,
                          centre.y, b.tile.row, b.tile.column);
     }
-    write_file_atomically(prefix + "_detections.csv", csv);
+    return csv;
+  }
+
+#ifdef MGPR_HAVE_GDAL
+  static std::vector<VectorField> fields() {
+    using Type = VectorField::Type;
+    return {{"label", Type::kInteger}, {"score", Type::kReal}, {"x1", Type::kReal},
+            {"y1", Type::kReal},       {"x2", Type::kReal},    { "y2", Type::kReal }};
+  }
+
+  static std::vector<PolygonFeature> features(const RasterDescription& raster, const std::vector<Box>& boxes) {
+    const auto transform = raster_transform(raster);
+    std::vector<PolygonFeature> out;
+    out.reserve(boxes.size());
+    for (const auto& b : boxes) {
+      out.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), { b.label, b.score, b.x1, b.y1, b.x2, b.y2 }});
+    }
+    return out;
+  }
+#endif
+
+  void write_quicklook(std::size_t image, const std::vector<Box>& boxes, std::vector<std::filesystem::path>& written) {
+#ifdef MGPR_HAVE_GDAL
+    if (!plan_.options.quicklook) return;
+    const auto& raster = plan_.rasters[image];
+    const auto file = plan_.prefixes[image].string() + "_quicklook.png";
+    std::filesystem::create_directories(plan_.prefixes[image].parent_path());
+    write_box_quicklook(file, {raster.path, raster.bands, plan_.options.quicklook_size}, boxes);
+    written.emplace_back(file);
+#else
+    (void)image;
+    (void)boxes;
+    (void)written;
+#endif
+  }
+
+  void write_image(std::size_t image, const std::vector<Box>& boxes, std::vector<std::filesystem::path>& written) {
+    const auto& raster = plan_.rasters[image];
+    const auto prefix = plan_.prefixes[image].string();
+    std::filesystem::create_directories(plan_.prefixes[image].parent_path());
+    write_file_atomically(prefix + "_detections.csv", kCsvHeader + csv_rows(raster, boxes));
     written.emplace_back(prefix + "_detections.csv");
 #ifdef MGPR_HAVE_GDAL
-    using Type = VectorField::Type;
-    const std::vector<VectorField> fields{{"label", Type::kInteger}, {"score", Type::kReal}, {"x1", Type::kReal},
-                                          {"y1", Type::kReal},       {"x2", Type::kReal},    {"y2", Type::kReal}};
-    std::vector<PolygonFeature> features;
-    for (const auto& b : boxes) {
-      features.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), {b.label, b.score, b.x1, b.y1, b.x2, b.y2}});
-    }
-    write_polygon_layer(prefix + "_detections.gpkg", "detections", raster.crs_wkt, fields, features);
+    write_polygon_layer(prefix + "_detections.gpkg", "detections", raster.crs_wkt, fields(), features(raster, boxes));
     written.emplace_back(prefix + "_detections.gpkg");
-    if (plan_.options.quicklook) {
-      write_box_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.options.quicklook_size}, boxes);
-      written.emplace_back(prefix + "_quicklook.png");
-    }
 #endif
+    write_quicklook(image, boxes, written);
   }
 
   OutputPlan plan_;

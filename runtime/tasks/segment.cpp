@@ -3,6 +3,9 @@
 // owns a pixel), and rank 0 ties the pieces into one VRT per raster.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <span>
+
 #include "mgpr/error.hpp"
 #include "resume/stop_request.hpp"
 #include "tasks/task_factories.hpp"
@@ -64,20 +67,27 @@ class SegmentOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& /*failed*/) override {
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
     std::vector<std::filesystem::path> written;
+    auto outcomes = raster_outcomes(plan_, all, failed);
+    // The run's tiles are in id order, raster by raster: each raster's are one range.
+    const auto before = [](const Tile& tile, int image) { return tile.id.image < image; };
     for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
+      // A raster that failed has only some of its pieces: it gets no mosaic.
+      if (outcomes[image].failed) continue;
       const auto& raster = plan_.rasters[image];
       std::vector<MosaicPiece> classes;
       std::vector<MosaicPiece> probabilities;
-      for (const auto& tile : plan_.tiles) {
-        if (tile.id.image != static_cast<int>(image)) continue;
+      const auto first = std::lower_bound(plan_.tiles.begin(), plan_.tiles.end(), static_cast<int>(image), before);
+      const auto last = std::lower_bound(first, plan_.tiles.end(), static_cast<int>(image) + 1, before);
+      for (const auto& tile : std::span(first, last)) {
         if (!all.contains(tile.id)) throw std::logic_error("segment output asked for before every tile finished");
         const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
         classes.push_back({existing_piece(class_piece(tile.id)), core});
         if (plan_.options.segment_probability)
           probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
       }
+      outcomes[image].results = static_cast<std::int64_t>(classes.size());
       const auto prefix = plan_.prefixes[image].string();
       const auto& georef = georefs_[image];
       write_mosaic_vrt(prefix + "_segmentation.vrt", classes, raster.width, raster.height, georef, false);
@@ -95,6 +105,12 @@ class SegmentOutput final : public TaskOutput {
                              prefix + "_segmentation.vrt");
         written.emplace_back(prefix + "_quicklook.png");
       }
+    }
+    if (plan_.layout == OutputLayout::kRun) {
+      // The mosaics stay per raster (one CRS each); the run's GeoPackage lists the rasters.
+      const auto layers = run_file(plan_, "segmentation", ".gpkg");
+      (void)RunGeoPackage(plan_, "", {}).write(layers, outcomes);
+      written.push_back(layers);
     }
     return written;
   }

@@ -6,16 +6,22 @@
 // whichever rank computed a tile, and whether or not the run was interrupted.
 #include <torch/script.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mgpr/run_choices.hpp"
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
+#ifdef MGPR_HAVE_GDAL
+#include "writers/vector_layer.hpp"
+#endif
 
 namespace mgpr::runtime {
 
@@ -52,14 +58,14 @@ struct TaskOptions {
   Task task = Task::kClassify;
   std::string model;  // named in messages about the model's output
   std::filesystem::path output_dir = "mgpr_output";
-  int overlap = 0;                   // segment: the tile cores cut from overlapping tiles
-  double score_threshold = 0.0;      // detect: boxes scoring below are dropped
-  double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged
-  bool class_aware_nms = true;       // detect: only boxes of one label suppress each other
-  bool segment_probability = false;  // segment: also the winning class's probability
-  bool cog = false;                  // segment: also a Cloud-Optimized GeoTIFF
-  bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
-  int quicklook_size = 1024;         // its longest side in pixels
+  int overlap = 0;                            // segment: the tile cores cut from overlapping tiles
+  double score_threshold = 0.0;               // detect: boxes scoring below are dropped
+  double iou_threshold = 0.5;                 // detect: overlap at which duplicate boxes are merged
+  bool class_aware_nms = true;                // detect: only boxes of one label suppress each other
+  bool segment_probability = false;           // segment: also the winning class's probability
+  bool cog = false;                           // segment: also a Cloud-Optimized GeoTIFF
+  bool quicklook = false;                     // a downsampled PNG with the results drawn over the raster
+  int quicklook_size = 1024;                  // its longest side in pixels
   OutputLayout layout = OutputLayout::kAuto;  // plan_outputs resolves kAuto by the raster count
 };
 
@@ -82,6 +88,56 @@ OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source);
 // The task's output for options.task. Throws UsageError when this build cannot write it
 // (segment needs GDAL).
 std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan);
+
+// The run layout (OutputLayout::kRun, docs/outputs.md): one set of files for the run.
+
+// What the run's `rasters` layer says of one raster.
+struct RasterOutcome {
+  bool failed = false;
+  std::string error;            // why it failed (RasterFailures' text); empty when complete
+  std::int64_t tiles = 0;       // in the run's grid
+  std::int64_t tiles_done = 0;  // with a result
+  std::int64_t results = 0;     // what the task wrote for it (the task fills it); 0 when failed
+};
+
+// Per raster (index = TileId::image): its tiles, those done, and whether it failed.
+std::vector<RasterOutcome> raster_outcomes(const OutputPlan& plan, const TileResults& all,
+                                           const RasterFailures& failed);
+
+// The results of raster `image`, in tile order: TileResults is ordered by raster first,
+// so this is a range, found without going through the other rasters' results.
+std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(const TileResults& all, int image);
+
+// <output_dir>/run_<what><extension>: "detections", ".csv" → run_detections.csv.
+std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension);
+
+#ifdef MGPR_HAVE_GDAL
+// The run's GeoPackage. A layer has one CRS, so the rasters are grouped by CRS (the same
+// EPSG code, else the same WKT; no CRS is a group of its own), in the order of their first
+// raster; each group gets the task's result layer (when it has one) and a `rasters` layer
+// of footprints. The first group's layers have the plain names, the others a suffix:
+// `_<EPSG code>`, `_nocrs`, or `_crs<N>` (the run's Nth CRS) for a CRS without a code.
+class RunGeoPackage {
+ public:
+  // `layer`: the result layer's name ("detections"), `fields` its fields; the writer puts
+  // a text field `raster` (the raster's path as given) before them. No fields: no result
+  // layer, only `rasters` (segment).
+  RunGeoPackage(const OutputPlan& plan, std::string layer, std::vector<VectorField> fields);
+  // A result of raster `image`; `feature.values` without the raster's name.
+  void add(int image, PolygonFeature feature);
+  // Writes `file` with every layer; returns the layer names, in the order written.
+  std::vector<std::string> write(const std::filesystem::path& file, std::span<const RasterOutcome> outcomes) const;
+
+ private:
+  const OutputPlan& plan_;
+  std::string layer_;
+  std::vector<VectorField> fields_;                    // `raster` first
+  std::vector<std::size_t> group_of_;                  // per raster
+  std::vector<std::string> suffixes_;                  // per group: "" for the first, "_32618", ...
+  std::vector<std::string> wkts_;                      // per group: its first raster's CRS
+  std::vector<std::vector<PolygonFeature>> features_;  // per group
+};
+#endif
 
 // Results travel between ranks as journal lines.
 std::string encode_results(const TileResults& results);
