@@ -97,9 +97,10 @@ const std::array kKeys{
     ConfigKey{"quicklook", &RunConfig::quicklook,
               "write a downsampled PNG of each raster with the results drawn on it"},
     ConfigKey{"quicklook_size", &RunConfig::quicklook_size, "longest side of the quicklook PNG in pixels", {}, 16},
-    ConfigKey{"outputs", &RunConfig::outputs,
-              "result files: per_raster, run (one set for all rasters, with their footprints), auto (run above 8 rasters)",
-              kOutputLayoutNames},
+    ConfigKey{
+        "outputs", &RunConfig::outputs,
+        "result files: per_raster, run (one set for all rasters, with their footprints), auto (run above 8 rasters)",
+        kOutputLayoutNames},
     ConfigKey{"resume", &RunConfig::resume,
               "skip the tiles an interrupted run with the same inputs and output_dir finished"},
     ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
-#include <string>
 #include <span>
+#include <string>
 
 #include "mgpr/error.hpp"
 

@@ -92,6 +92,8 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
   plan.execution = plan_execution({parse_precision(config.precision), config.force_precision, config.channels_last},
                                   execution_facts(plan.device), config.cudnn_benchmark);
   plan.source = source_options(config);
+  // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
+  plan.source.open_threads = std::max(plan.threads, config.workers);
   plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size};
   plan.output = task_options(config);
   plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);

@@ -128,14 +128,14 @@ void configure_remote_reads() {
   });
 }
 
-RemoteOpenScope::RemoteOpenScope(std::string_view path) {
-  if (!is_remote_path(path) || CPLGetConfigOption(kReadDirOnOpen, nullptr) != nullptr) return;
+OpenWithoutListing::OpenWithoutListing(std::string_view path) {
+  if (CPLGetConfigOption(kReadDirOnOpen, nullptr) != nullptr) return;
   if (const char* before = CPLGetThreadLocalConfigOption(kReadDirOnOpen, nullptr)) previous_ = before;
-  CPLSetThreadLocalConfigOption(kReadDirOnOpen, "EMPTY_DIR");
+  CPLSetThreadLocalConfigOption(kReadDirOnOpen, is_remote_path(path) ? "EMPTY_DIR" : "TRUE");
   active_ = true;
 }
 
-RemoteOpenScope::~RemoteOpenScope() {
+OpenWithoutListing::~OpenWithoutListing() {
   if (active_) CPLSetThreadLocalConfigOption(kReadDirOnOpen, previous_ ? previous_->c_str() : nullptr);
 }
 

@@ -29,16 +29,18 @@ const std::vector<RemoteReadSetting>& remote_read_defaults();
 void configure_remote_reads();
 
 // While it lives, opening `path` on this thread does not list its folder for side-car
-// files when the path is remote (GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR): one request
-// less per open, and on object storage no listing of a whole prefix. Local rasters keep
-// GDAL's listing, so their .msk, .aux.xml, .ovr and world files are found. A value the
-// user set (environment or --config) is left to decide for every path.
-class RemoteOpenScope {
+// files (GDAL_DISABLE_READDIR_ON_OPEN). A remote raster gets EMPTY_DIR: no side-car is
+// looked for, one request less per open, and on object storage no listing of a whole
+// prefix. A local raster gets TRUE: GDAL probes for its .msk, .aux.xml, .ovr and world
+// files one by one (stat) instead of reading the whole folder, which for a folder of
+// 10,000 tiles made every open read 10,000 names (the run 2.3x the same tiles in one
+// raster; 1.24x with probing). A value the user set (environment or --config) decides.
+class OpenWithoutListing {
  public:
-  explicit RemoteOpenScope(std::string_view path);
-  ~RemoteOpenScope();
-  RemoteOpenScope(const RemoteOpenScope&) = delete;
-  RemoteOpenScope& operator=(const RemoteOpenScope&) = delete;
+  explicit OpenWithoutListing(std::string_view path);
+  ~OpenWithoutListing();
+  OpenWithoutListing(const OpenWithoutListing&) = delete;
+  OpenWithoutListing& operator=(const OpenWithoutListing&) = delete;
 
  private:
   static constexpr const char* kReadDirOnOpen = "GDAL_DISABLE_READDIR_ON_OPEN";

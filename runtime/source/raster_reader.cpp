@@ -163,7 +163,7 @@ bool buffer_can_hold(GDALDataType buffer_type, double value) {
 }
 
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
-  const RemoteOpenScope remote(path);
+  const OpenWithoutListing no_listing(path);
   return GDALDatasetUniquePtr(GDALDataset::FromHandle(
       GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR, nullptr, nullptr, nullptr)));
 }

@@ -10,13 +10,16 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "gdal/gdal_errors.hpp"
@@ -379,6 +382,47 @@ void initialise_gdal() {
   });
 }
 
+namespace {
+
+// Opens and plans every raster on up to options.open_threads threads: a raster's CRS
+// alone costs GDAL about 0.7 ms (a lookup in PROJ's database), 7 s for 10,000 tiles on
+// one thread. The first error in input order is thrown, as opening them in turn would.
+std::vector<OpenedRaster> open_all(const SourceOptions& options) {
+  const auto count = options.rasters.size();
+  std::vector<std::optional<OpenedRaster>> opened(count);
+  std::vector<std::exception_ptr> errors(count);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (auto i = next++; i < count; i = next++) {
+      try {
+        opened[i] = open_and_plan(options.rasters[i], options);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next = count;  // the run fails: the others need not be opened
+      }
+    }
+  };
+  {
+    const auto extra = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, options.open_threads)), count) - 1;
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+    work();
+  }
+  std::vector<OpenedRaster> all;
+  all.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    if (!opened[i]) break;  // after an error another thread hit first
+    all.push_back(std::move(*opened[i]));
+  }
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return all;
+}
+
+}  // namespace
+
 std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
   initialise_gdal();
   if (options.rasters.empty()) {
@@ -388,8 +432,8 @@ std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
   }
   std::vector<RasterDescription> rasters;
   std::vector<RasterReadPlan> plans;
-  for (const auto& path : options.rasters) {
-    auto opened = open_and_plan(path, options);
+  for (auto& opened : open_all(options)) {
+    const auto& path = opened.description.path;
     if (!rasters.empty() && opened.description.bands.size() != rasters.front().bands.size()) {
       const auto& first = rasters.front();
       throw UsageError(fmt::format(

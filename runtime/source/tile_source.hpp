@@ -36,6 +36,7 @@ struct SourceOptions {
   std::vector<double> std;
   int tile_size = 1024;
   int overlap = 0;
+  int open_threads = 1;  // threads that open and check the rasters at start-up
 };
 
 // One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels

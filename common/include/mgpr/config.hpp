@@ -16,7 +16,7 @@ struct RunConfig {
   std::vector<std::string> image_path;  // files, folders, `@list` files, globs, URLs (mgpr/input_list.hpp)
   std::string image_glob;               // folders: the file names taken; empty: the usual raster extensions
   bool recursive = false;               // folders: also their subfolders
-  std::vector<int> bands;  // 1-based band numbers; empty: the model's default (first 3)
+  std::vector<int> bands;               // 1-based band numbers; empty: the model's default (first 3)
   // Pixel scaling: value = (raw * scale - mean[band]) / std[band]. scale 0 means by the
   // data type (1/255 for uint8, 1/65535 for uint16, 1/32767 for int16, 1 for float32).
   double scale = 0.0;
@@ -60,7 +60,7 @@ struct RunConfig {
   // One result file per raster ("per_raster"), one for the whole run ("run"), or "auto":
   // per raster for up to kPerRasterOutputsUpTo rasters, the run's above.
   std::string outputs = "auto";
-  bool resume = true;                // skip tiles a previous, interrupted run of the same job finished
+  bool resume = true;  // skip tiles a previous, interrupted run of the same job finished
   // Outputs and reporting
   std::string output_dir = "mgpr_output";
   int log_interval = 10;

@@ -190,8 +190,8 @@ TEST(MissingPixels, InternalMaskZeroIsMissing) {
   expect_pixels(read, kRgb, {0, 1, 2}, {2, kBlue});
 }
 
-// GDAL finds a .msk beside the raster by listing the raster's folder on open, which mgpr
-// turns off for remote rasters only (gdal/remote_reads.hpp's RemoteOpenScope).
+// GDAL finds a .msk beside a local raster by probing for it: mgpr opens rasters without
+// listing their folder (gdal/remote_reads.hpp's OpenWithoutListing).
 TEST(MissingPixels, MaskFileZeroIsMissing) {
   TempDir scratch;
   auto raster = raster_of(kRgb);
