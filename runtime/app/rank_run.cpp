@@ -75,9 +75,9 @@ void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, cons
     // A line per raster while they can be read; thousands get one summary line.
     if (rasters.size() <= kRasterLinesUpTo) {
       for (const auto& raster : rasters) {
-        fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}\n", redact_input(raster.path),
-                   raster.width, raster.height, raster.band_count, raster.data_type, fmt::join(raster.bands, ","),
-                   raster.crs_wkt.empty() ? "none" : "set");
+        fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}, missing pixels: {}\n",
+                   redact_input(raster.path), raster.width, raster.height, raster.band_count, raster.data_type,
+                   fmt::join(raster.bands, ","), raster.crs_wkt.empty() ? "none" : "set", raster.missing_pixels);
       }
     } else {
       print_raster_summary(rasters);

@@ -258,6 +258,20 @@ def case_s3_wrong_secret(case):
         print("refused key: " + next(line for line in result.stderr.splitlines() if "rasters" in line)[:400])
 
 
+def case_url_forms(case):
+    """The forms users type: http(s):// and s3:// URLs, also from a list file."""
+    need(servers.find_nginx())
+    with servers.Nginx(case.data, case.work / "nginx") as nginx, seaweed(case) as store:
+        url = nginx.url(case.cog.name)
+        check(url.startswith("http://"), f"nginx.url gave {url}")
+        case.same_as_local(url, case.work / "http-url", what="http:// URL")
+        listing = case.work / "remote.txt"
+        listing.write_text(f"# the survey's scene, served over HTTP\n{url}\n")
+        case.same_as_local(f"@{listing}", case.work / "list", what="list of URLs")
+        env = {**store.environment(), **FAST_RETRIES}
+        case.same_as_local("s3://rasters/scenes/scene.tif", case.work / "s3-url", env, what="s3:// URL")
+
+
 CASES = {name[len("case_"):]: function for name, function in globals().items() if name.startswith("case_")}
 
 
