@@ -3,6 +3,7 @@
 // classifier, outputs=run. One CSV and one GeoPackage for the run, every raster named in
 // them and complete, one banner line for the rasters, and mgpr-logs reads the job. A list
 // file (@list) through mgpr-submit too: its lines are relative to its own folder.
+#include <cpl_conv.h>
 #include <gdal.h>
 #include <gtest/gtest.h>
 #include <ogr_api.h>
@@ -16,9 +17,11 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "mgpr/log_layout.hpp"
 #include "mgpr/process.hpp"
 #include "slurm/test_support.hpp"
 
@@ -120,7 +123,14 @@ class ManyRastersJob : public ::testing::Test {
                                      input, "model=" + model.string(), "tile_size=32", "batch_size=64", "outputs=run",
                                      "output_dir=" + (dir / "out").string()});
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
-    return result.exit_code == 0 ? mgpr::test::job_id_of(result) : "";
+    // Not job_id_of: above 1 raster mgpr-submit prints "mgpr-submit: N rasters (...)" on
+    // stdout before the id; the id is the line that is one.
+    std::istringstream lines(result.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (mgpr::is_job_id(line)) return line;
+    }
+    ADD_FAILURE() << "no job id in mgpr-submit's output: " << result.out;
+    return "";
   }
 };
 
