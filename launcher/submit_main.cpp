@@ -106,8 +106,9 @@ int submit(const Cli& cli, SubmitRequest request) {
     fmt::print(stderr, "mgpr-submit: note: {}\n", note);
   }
   if (inputs.local + static_cast<int>(inputs.remote.size()) > 1) {
-    fmt::print("mgpr-submit: {} rasters ({} local, {} remote)\n", inputs.local + inputs.remote.size(), inputs.local,
-               inputs.remote.size());
+    // On stderr: the job id is the first line of stdout (`jobid=$(mgpr-submit ...)`).
+    fmt::print(stderr, "mgpr-submit: {} rasters ({} local, {} remote)\n", inputs.local + inputs.remote.size(),
+               inputs.local, inputs.remote.size());
   }
   make_paths_absolute(request.config);
   request.log_dir = fs::absolute(cli.log_dir).lexically_normal();
