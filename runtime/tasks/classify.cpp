@@ -114,14 +114,9 @@ class ClassifyOutput final : public TaskOutput {
 #endif
     }
     if (run_layout) {
-      const auto table = run_file(plan_, "tiles", ".csv");
-      std::filesystem::create_directories(table.parent_path());
-      write_file_atomically(table, run_csv);
-      written.push_back(table);
+      write_run_table(plan_, "tiles", run_csv, written);
 #ifdef MGPR_HAVE_GDAL
-      const auto layers = run_file(plan_, "tiles", ".gpkg");
-      (void)gpkg->write(layers, outcomes);
-      written.push_back(layers);
+      gpkg->write_run_file("tiles", outcomes, written);
 #endif
     }
     return written;

@@ -97,14 +97,9 @@ class DetectOutput final : public TaskOutput {
       write_quicklook(image, merged, written);
     }
     if (run_layout) {
-      const auto table = run_file(plan_, "detections", ".csv");
-      std::filesystem::create_directories(table.parent_path());
-      write_file_atomically(table, csv);
-      written.push_back(table);
+      write_run_table(plan_, "detections", csv, written);
 #ifdef MGPR_HAVE_GDAL
-      const auto layers = run_file(plan_, "detections", ".gpkg");
-      (void)gpkg->write(layers, outcomes);
-      written.push_back(layers);
+      gpkg->write_run_file("detections", outcomes, written);
 #endif
     }
     return written;

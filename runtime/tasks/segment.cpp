@@ -108,9 +108,7 @@ class SegmentOutput final : public TaskOutput {
     }
     if (plan_.layout == OutputLayout::kRun) {
       // The mosaics stay per raster (one CRS each); the run's GeoPackage lists the rasters.
-      const auto layers = run_file(plan_, "segmentation", ".gpkg");
-      (void)RunGeoPackage(plan_, "", {}).write(layers, outcomes);
-      written.push_back(layers);
+      RunGeoPackage(plan_, "", {}).write_run_file("segmentation", outcomes, written);
     }
     return written;
   }

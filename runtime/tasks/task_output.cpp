@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "mgpr/error.hpp"
+#include "mgpr/log_layout.hpp"
 #include "tasks/task_factories.hpp"
 
 namespace mgpr::runtime {
@@ -107,6 +108,14 @@ std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, st
   return plan.options.output_dir / fmt::format("run_{}{}", what, extension);
 }
 
+void write_run_table(const OutputPlan& plan, std::string_view what, std::string_view csv,
+                     std::vector<std::filesystem::path>& written) {
+  const auto table = run_file(plan, what, ".csv");
+  std::filesystem::create_directories(table.parent_path());
+  write_file_atomically(table, csv);
+  written.push_back(table);
+}
+
 #ifdef MGPR_HAVE_GDAL
 namespace {
 
@@ -145,6 +154,13 @@ void RunGeoPackage::add(int image, PolygonFeature feature) {
   const auto index = static_cast<std::size_t>(image);
   feature.values.insert(feature.values.begin(), plan_.rasters.at(index).path);
   features_.at(group_of_.at(index)).push_back(std::move(feature));
+}
+
+void RunGeoPackage::write_run_file(std::string_view what, std::span<const RasterOutcome> outcomes,
+                                   std::vector<std::filesystem::path>& written) const {
+  const auto file = run_file(plan_, what, ".gpkg");
+  (void)write(file, outcomes);
+  written.push_back(file);
 }
 
 std::vector<std::string> RunGeoPackage::write(const std::filesystem::path& file,

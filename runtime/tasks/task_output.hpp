@@ -111,6 +111,11 @@ std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(c
 // <output_dir>/run_<what><extension>: "detections", ".csv" → run_detections.csv.
 std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension);
 
+// Writes the run's table `csv` (its header included) as run_<what>.csv and adds the file
+// to `written`.
+void write_run_table(const OutputPlan& plan, std::string_view what, std::string_view csv,
+                     std::vector<std::filesystem::path>& written);
+
 #ifdef MGPR_HAVE_GDAL
 // The run's GeoPackage. A layer has one CRS, so the rasters are grouped by CRS (the same
 // EPSG code, else the same WKT; no CRS is a group of its own), in the order of their first
@@ -127,6 +132,9 @@ class RunGeoPackage {
   void add(int image, PolygonFeature feature);
   // Writes `file` with every layer; returns the layer names, in the order written.
   std::vector<std::string> write(const std::filesystem::path& file, std::span<const RasterOutcome> outcomes) const;
+  // Writes run_<what>.gpkg and adds the file to `written`.
+  void write_run_file(std::string_view what, std::span<const RasterOutcome> outcomes,
+                      std::vector<std::filesystem::path>& written) const;
 
  private:
   const OutputPlan& plan_;
