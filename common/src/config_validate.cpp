@@ -20,6 +20,12 @@ void validate(const RunConfig& config) {
     throw UsageError(
         fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
   }
+  if (config.gsd_tolerance >= 1) {
+    throw UsageError(fmt::format(
+        "gsd_tolerance={} must be below 1: it is the relative difference between a raster's resolution and gsd "
+        "read without resampling (0.1: within 10 %)",
+        config.gsd_tolerance));
+  }
   // Caught here, not when the results are written after every tile was computed.
   if (config.output_dir.empty()) {
     throw UsageError(

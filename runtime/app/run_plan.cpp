@@ -45,6 +45,7 @@ SourceOptions source_options(const RunConfig& config) {
   source.std = config.std;
   source.tile_size = config.tile_size;
   source.overlap = config.overlap;
+  source.resolution = GroundResolution{config.gsd, config.gsd_tolerance, config.resample, config.resampling};
   return source;
 }
 
@@ -62,6 +63,8 @@ TaskOptions task_options(const RunConfig& config) {
   output.quicklook = config.quicklook;
   output.quicklook_size = config.quicklook_size;
   output.layout = parse_output_layout(config.outputs);
+  output.class_names = config.class_names;
+  output.segment_at_raster_resolution = config.segment_resolution == "raster";
   return output;
 }
 
@@ -78,6 +81,10 @@ JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters)
       c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count);
   // Added only when set, so the text of a run without it stays as it was.
   if (!c.nodata.empty()) key.settings += fmt::format(" nodata={}", c.nodata);
+  // The tile grid of a resampled raster is the model's: another gsd is another run.
+  if (c.gsd > 0 && c.resample) {
+    key.settings += fmt::format(" gsd={} tolerance={} resampling={}", c.gsd, c.gsd_tolerance, c.resampling);
+  }
   key.model = c.model;
   key.libraries = c.model_libraries;
   // The rasters the inputs expanded to: a folder that gained a tile is another run.

@@ -33,6 +33,10 @@ struct ModelOptions {
   std::string model = "builtin:resnet50";  // a TorchScript file, or builtin:resnet50
   std::vector<std::string> libraries;      // custom operators' shared libraries, loaded first
   int tile_size = 1024;                    // the one-tile check's side
+  // The model card's settings the model must agree with, and how to name the card in
+  // messages ("the model card in model.pt"); empty: no card.
+  std::string card_name;
+  std::vector<int> card_bands;  // bands= as the card gives them; empty: the card has none
 };
 
 class TileModel {

@@ -21,6 +21,14 @@ struct FakeDataOptions {
   double delay_s = 0.0;
 };
 
+// The model's ground resolution and what is done with rasters whose own differs.
+struct GroundResolution {
+  double model_gsd = 0;         // metres per pixel; 0: unknown, rasters are read as they are
+  double tolerance = 0.1;       // relative difference read as it is
+  bool resample = true;         // false: a raster that differs is read as it is, with a warning
+  std::string method = "auto";  // mgpr/run_choices.hpp's kResamplingNames
+};
+
 // The source stage's own options: which rasters, which bands, how pixels are scaled, how
 // they are tiled.
 struct SourceOptions {
@@ -36,7 +44,8 @@ struct SourceOptions {
   std::vector<double> std;
   int tile_size = 1024;
   int overlap = 0;
-  int open_threads = 1;  // threads that open and check the rasters at start-up
+  GroundResolution resolution;  // tile_size and overlap count pixels at resolution.model_gsd when read so
+  int open_threads = 1;         // threads that open and check the rasters at start-up
 };
 
 // One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels
@@ -69,6 +78,20 @@ struct RasterDescription {
   std::string missing_pixels;
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
   std::string crs_wkt;                       // empty when none
+  // The raster's own pixel size on the ground in metres (x; 0 when not known: no
+  // georeferencing, or degrees), and what is done about it, for the banner: "0.1 m, read
+  // at the model's 0.2 m (average)", "0.1 m", "0.03 m; the model's gsd is unknown".
+  double resolution_m = 0;
+  std::string resolution_note;
+  // Set when the raster is read resampled to the model's gsd: its own grid. width, height
+  // and geotransform above are then the model's grid over the same footprint, which
+  // tiles, boxes and class rasters are counted in.
+  struct NativeGrid {
+    int width = 0;
+    int height = 0;
+    GeoTransform geotransform;
+  };
+  std::optional<NativeGrid> native_grid;
 };
 
 // Rasters that could not be read during the run (index = TileId::image → why, naming the

@@ -67,6 +67,8 @@ struct TaskOptions {
   bool quicklook = false;                     // a downsampled PNG with the results drawn over the raster
   int quicklook_size = 1024;                  // its longest side in pixels
   OutputLayout layout = OutputLayout::kAuto;  // plan_outputs resolves kAuto by the raster count
+  std::vector<std::string> class_names;       // the name of each label value (index = label); may be empty
+  bool segment_at_raster_resolution = false;  // segment: a resampled raster's classes back on its own grid
 };
 
 // What every task's outputs need to know of the run.

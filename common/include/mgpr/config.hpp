@@ -33,10 +33,19 @@ struct RunConfig {
   int tile_size = 1024;
   int overlap = 0;
   std::string sharding = "dynamic";
+  // Ground resolution: the model's (metres per pixel, 0 unknown), and what is done when a
+  // raster's differs from it by more than the tolerance (relative: 0.1 is 10 %).
+  double gsd = 0.0;
+  double gsd_tolerance = 0.1;
+  bool resample = true;             // read such rasters resampled to the model's gsd
+  std::string resampling = "auto";  // GDAL's method; auto: average down, bilinear up
+  // task=segment on resampled rasters: the class raster at the model's gsd or the raster's.
+  std::string segment_resolution = "model";
   // Model
   std::string model = "builtin:resnet50";
   std::string task = "classify";
-  std::string precision = "auto";  // resolved by the runtime per device
+  std::vector<std::string> class_names;  // the name of each label value (index = label)
+  std::string precision = "auto";        // resolved by the runtime per device
   int batch_size = 4;
   // Resources
   int gpus = 1;

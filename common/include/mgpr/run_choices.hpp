@@ -24,6 +24,13 @@ inline constexpr std::array<std::string_view, 2> kShardingNames{"dynamic", "stat
 inline constexpr std::array<std::string_view, 3> kAcceleratorNames{"auto", "gpu", "cpu"};
 inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32", "fp16", "bf16"};
 inline constexpr std::array<std::string_view, 3> kOutputLayoutNames{"auto", "per_raster", "run"};
+// resampling=: GDAL's resampling methods on read; auto picks average when a raster is
+// coarsened to the model's gsd and bilinear when it is refined.
+inline constexpr std::array<std::string_view, 8> kResamplingNames{"auto",        "nearest", "bilinear", "cubic",
+                                                                  "cubicspline", "lanczos", "average",  "mode"};
+// segment_resolution=: the class raster of a resampled raster at the model's gsd, or
+// resampled back (nearest) to the raster's own grid.
+inline constexpr std::array<std::string_view, 2> kSegmentResolutionNames{"model", "raster"};
 
 std::string_view name_of(Task task);
 std::string_view name_of(Sharding sharding);
