@@ -6,7 +6,8 @@ a low score threshold so that random weights still give boxes. Known answers:
 - one tile: mgpr's boxes are Python's, one to one, within 0.01 px and 1e-4 in score, and
   the map coordinates mgpr writes turn back into the same pixels;
 - several overlapping tiles, 1 and 2 ranks: mgpr's boxes are the documented merge
-  (tests/torchvision/reference.py) of Python's per-tile boxes; classes equal per pixel.
+  (tests/torchvision/reference.py) of Python's per-tile boxes; classes equal per pixel;
+- the model cards scripts/mgpr_export.py writes (model_card_test.py, run here too).
 
 Exit 77 (ctest: skipped) with the reason when this Python has no torchvision, or one of
 another LibTorch generation than the one mgpr was built with.
@@ -41,6 +42,7 @@ if __name__ == "__main__":
         sys.exit(SKIPPED)
 
 import reference  # noqa: E402  (imports torch and GDAL: only once they are known to be there)
+from model_card_test import ModelCards  # noqa: E402,F401  (model cards: run here, under the same ctest)
 
 
 def run(*args: str, expect: int = 0) -> subprocess.CompletedProcess:
@@ -191,4 +193,5 @@ class TorchvisionModels(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    ModelCards.bin, ModelCards.operators = Path(ARGS.bin), operators_library(ARGS.operators)
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
