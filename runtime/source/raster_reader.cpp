@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -143,6 +144,30 @@ void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, T
   }
 }
 
+// The raster's pixels under `window` of the model grid: the fractional window (set in
+// `extra`, so GDAL scales by exactly the planned ratio and places each model pixel as a
+// read of the whole raster would), and the whole pixels that hold it, within the
+// raster. The last model column or row may reach up to half a model pixel past the
+// raster's edge (the model grid's size is rounded): GDAL's kernels stop at the pixels
+// read, so it takes the part inside.
+PixelWindow resampled_window(const ResampledRead& read, const PixelWindow& window, GDALRasterIOExtraArg& extra) {
+  constexpr double kSlack = 1e-9;  // products of ratios that should be whole
+  extra.bFloatingPointWindowValidity = TRUE;
+  extra.dfXOff = window.x * read.x_ratio;
+  extra.dfYOff = window.y * read.y_ratio;
+  extra.dfXSize = window.width * read.x_ratio;
+  extra.dfYSize = window.height * read.y_ratio;
+  const auto whole = [](double start, double size, int limit, int& from, int& count) {
+    from = std::clamp(static_cast<int>(std::floor(start + kSlack)), 0, limit - 1);
+    const int end = std::clamp(static_cast<int>(std::ceil(start + size - kSlack)), from + 1, limit);
+    count = end - from;
+  };
+  PixelWindow from;
+  whole(extra.dfXOff, extra.dfXSize, read.native_width, from.x, from.width);
+  whole(extra.dfYOff, extra.dfYSize, read.native_height, from.y, from.height);
+  return from;
+}
+
 }  // namespace
 
 bool buffer_can_hold(GDALDataType buffer_type, double value) {
@@ -211,28 +236,44 @@ void RasterReader::read(const Tile& tile, TileData& out) {
   window_.resize(static_cast<std::size_t>(GDALGetDataTypeSizeBytes(plan.buffer_type)) *
                  static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height) * band_count);
   auto& source = dataset(tile.id.image);
+  // The window read from the raster: the tile's own, or its footprint on the raster's
+  // grid, resampled by GDAL into the tile's pixels (ground_resolution_read).
+  GDALRasterIOExtraArg extra;
+  INIT_RASTERIO_EXTRA_ARG(extra);
+  PixelWindow from = window;
+  std::string resampled_from;  // for messages: the raster's window when it differs
+  if (plan.resampled) {
+    from = resampled_window(*plan.resampled, window, extra);
+    resampled_from = fmt::format(" (raster pixels x={} y={} {}x{})", from.x, from.y, from.width, from.height);
+  }
   CPLErrorReset();
   // One call for all bands: a pixel-interleaved GeoTIFF then decodes each block once.
   // GDAL 3.6 takes the band map as int*; it does not write to it.
-  if (source.RasterIO(GF_Read, window.x, window.y, window.width, window.height, window_.data(), window.width,
-                      window.height, plan.buffer_type, static_cast<int>(band_count),
-                      const_cast<int*>(plan.band_map.data()), 0, 0, 0, nullptr) != CE_None) {
-    throw RasterReadError(
-        fmt::format("reading raster '{}' window x={} y={} {}x{} failed: {}; the file may be truncated or "
-                    "corrupt: check it with `gdalinfo -checksum {}`",
-                    plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
+  extra.eResampleAlg = plan.resampled ? plan.resampled->data : GRIORA_NearestNeighbour;
+  if (source.RasterIO(GF_Read, from.x, from.y, from.width, from.height, window_.data(), window.width, window.height,
+                      plan.buffer_type, static_cast<int>(band_count), const_cast<int*>(plan.band_map.data()), 0, 0, 0,
+                      &extra) != CE_None) {
+    throw RasterReadError(fmt::format(
+        "reading raster '{}' window x={} y={} {}x{}{} failed: {}; the file may be truncated or "
+        "corrupt: check it with `gdalinfo -checksum {}`",
+        plan.path, window.x, window.y, window.width, window.height, resampled_from, CPLGetLastErrorMsg(), plan.path));
   }
 
   const std::uint8_t* mask = nullptr;
   if (plan.missing == MissingPixels::kMaskBand) {
     mask_.resize(static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height));
     auto* mask_band = source.GetRasterBand(plan.band_map.front())->GetMaskBand();
-    if (mask_band->RasterIO(GF_Read, window.x, window.y, window.width, window.height, mask_.data(), window.width,
-                            window.height, GDT_Byte, 0, 0, nullptr) != CE_None) {
-      throw RasterReadError(
-          fmt::format("reading the mask of raster '{}' window x={} y={} {}x{} failed: {}; the file or its mask "
-                      "may be truncated or corrupt: check it with `gdalinfo -checksum {}`",
-                      plan.path, window.x, window.y, window.width, window.height, CPLGetLastErrorMsg(), plan.path));
+    // Resampled, the mask is averaged whatever the bands' method: a model pixel is then
+    // missing exactly when every raster pixel it covers is (mean 0). GDAL's resampling
+    // of the bands leaves masked pixels out of each model pixel's value, so a pixel kept
+    // holds its valid pixels' value, and none is made of missing ones alone.
+    extra.eResampleAlg = GRIORA_Average;
+    if (mask_band->RasterIO(GF_Read, from.x, from.y, from.width, from.height, mask_.data(), window.width, window.height,
+                            GDT_Byte, 0, 0, &extra) != CE_None) {
+      throw RasterReadError(fmt::format(
+          "reading the mask of raster '{}' window x={} y={} {}x{}{} failed: {}; the file or its mask "
+          "may be truncated or corrupt: check it with `gdalinfo -checksum {}`",
+          plan.path, window.x, window.y, window.width, window.height, resampled_from, CPLGetLastErrorMsg(), plan.path));
     }
     mask = mask_.data();
   }

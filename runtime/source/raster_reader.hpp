@@ -33,10 +33,22 @@ enum class MissingPixels {
                       // internal or .msk mask, an alpha band, NODATA_VALUES)
 };
 
+// How a raster read at the model's ground resolution is read: each window of the model
+// grid from the matching, fractional window of the raster's own grid, resampled by GDAL
+// on read (docs/runtime.md, "Ground resolution").
+struct ResampledRead {
+  int native_width = 0;  // the raster's own pixels
+  int native_height = 0;
+  double x_ratio = 1;  // raster pixels per model pixel, along a row and down a column
+  double y_ratio = 1;
+  GDALRIOResampleAlg data = GRIORA_Average;  // for the bands
+};
+
 struct RasterReadPlan {
   std::string path;
-  int width = 0;
+  int width = 0;  // the grid tiles are cut from: the model's when resampled
   int height = 0;
+  std::optional<ResampledRead> resampled;
   std::vector<int> band_map;  // 1-based, as RasterIO takes them
   // Native for Byte/UInt16/Int16/Float32, Float64 for the other real types (exact for
   // 32-bit integers, which float32 is not).

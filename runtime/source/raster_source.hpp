@@ -1,8 +1,12 @@
 #pragma once
 // The GDAL tile source. Only compiled when the build has GDAL (MGPR_HAVE_GDAL).
+#include <ogr_spatialref.h>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "source/raster_reader.hpp"
 #include "source/tile_source.hpp"
 
 namespace mgpr::runtime {
@@ -19,5 +23,15 @@ void initialise_gdal();
 // Selected bands: options.bands, else the first min(3, band count) bands. Throws
 // UsageError naming the raster, what is wrong and the fix.
 std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options);
+
+// Compares the raster's pixel size in metres (its geotransform's, times the linear unit
+// of `crs`, nullptr when it has none) with resolution.model_gsd, and says what is done in
+// description.resolution_m, resolution_note and resolution_warning. When the raster is to
+// be read at the model's gsd, its own grid moves to description.native_grid, the model's
+// grid over the same footprint takes its place (width, height, geotransform), and how to
+// read it is returned. Arithmetic only: no pixel is read. Throws UsageError for a raster
+// in degrees that is to be resampled, and for a model grid too large to count.
+std::optional<ResampledRead> plan_ground_resolution(const GroundResolution& resolution, const OGRSpatialReference* crs,
+                                                    RasterDescription& description);
 
 }  // namespace mgpr::runtime

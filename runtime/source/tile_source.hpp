@@ -83,6 +83,10 @@ struct RasterDescription {
   // at the model's 0.2 m (average)", "0.1 m", "0.03 m; the model's gsd is unknown".
   double resolution_m = 0;
   std::string resolution_note;
+  // The note is a warning: the raster is read at a resolution other than the model's
+  // (resample=false), or the model's gsd is set and the raster's cannot be compared with
+  // it (no georeferencing, no CRS, degrees with resample=false).
+  bool resolution_warning = false;
   // Set when the raster is read resampled to the model's gsd: its own grid. width, height
   // and geotransform above are then the model's grid over the same footprint, which
   // tiles, boxes and class rasters are counted in.
