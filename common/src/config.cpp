@@ -18,6 +18,7 @@
 #include "config_value_checks.hpp"
 #include "foreign_names.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/model_card.hpp"
 #include "mgpr/run_choices.hpp"
 #include "mgpr/text.hpp"
 #include "override_grammar.hpp"
@@ -300,16 +301,13 @@ void apply_override(RunConfig& config, std::string_view assignment) {
   set_field(config, *key, parsed.value, where);
 }
 
-void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name) {
-  toml::table table;
-  try {
-    table = toml::parse(toml_text, source_name);
-  } catch (const toml::parse_error& error) {
-    throw UsageError(fmt::format("{}:{}:{}: not valid TOML: {}", source_name, error.source().begin.line,
-                                 error.source().begin.column, error.description()));
-  }
+namespace {
+
+// Every key of `table` into `config`; `where(node)` names the place of a value in messages.
+template <class Where>
+void apply_toml_table(RunConfig& config, const toml::table& table, const Where& where_of) {
   for (const auto& [name, node] : table) {
-    const std::string where = fmt::format("{}:{}", source_name, node.source().begin.line);
+    const std::string where = where_of(node);
     const auto* key = find_config_key(name.str());
     if (key == nullptr) {
       if (node.is_table()) {
@@ -320,6 +318,30 @@ void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_
     }
     set_field(config, *key, node, where);
   }
+}
+
+}  // namespace
+
+void apply_generated_toml(RunConfig& config, std::string_view toml_text, std::string_view source_name) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& error) {
+    throw std::logic_error(fmt::format("{}: generated TOML does not parse: {}", source_name, error.description()));
+  }
+  apply_toml_table(config, table, [&](const toml::node&) { return std::string(source_name); });
+}
+
+void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& error) {
+    throw UsageError(fmt::format("{}:{}:{}: not valid TOML: {}", source_name, error.source().begin.line,
+                                 error.source().begin.column, error.description()));
+  }
+  apply_toml_table(config, table,
+                   [&](const toml::node& node) { return fmt::format("{}:{}", source_name, node.source().begin.line); });
 }
 
 void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
@@ -338,8 +360,11 @@ void apply_toml_file(RunConfig& config, const std::filesystem::path& file) {
   apply_toml_text(config, text.str(), file.string());
 }
 
-RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments) {
-  RunConfig config;
+namespace {
+
+// The config file, then the arguments in order, over `config`.
+RunConfig resolve_over(RunConfig config, const std::filesystem::path& config_file,
+                       std::span<const std::string> arguments) {
   if (!config_file.empty()) apply_toml_file(config, config_file);
   for (const auto& argument : arguments) {
     if (looks_like_override(argument)) {
@@ -348,7 +373,24 @@ RunConfig resolve_config(const std::filesystem::path& config_file, std::span<con
       config.image_path.push_back(argument);
     }
   }
+  return config;
+}
+
+}  // namespace
+
+RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments,
+                         std::optional<ModelCard>* card_found) {
+  RunConfig config = resolve_over(RunConfig{}, config_file, arguments);
+  // The model's card sits under the file and the overrides: once the model is known, the
+  // layers are applied again over the card's settings.
+  auto card = card_of_model(config.model);
+  if (card) {
+    RunConfig with_card;
+    apply_model_card(with_card, *card);
+    config = resolve_over(std::move(with_card), config_file, arguments);
+  }
   validate(config);
+  if (card_found != nullptr) *card_found = std::move(card);
   return config;
 }
 

@@ -14,6 +14,7 @@
 #include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "mgpr/model_card.hpp"
 #include "mgpr/run_choices.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
@@ -23,7 +24,8 @@ namespace {
 namespace rt = mgpr::runtime;
 
 int run(const std::filesystem::path& config_file, const std::vector<std::string>& arguments) {
-  const mgpr::RunConfig config = mgpr::resolve_config(config_file, arguments);
+  std::optional<mgpr::ModelCard> card;
+  const mgpr::RunConfig config = mgpr::resolve_config(config_file, arguments, &card);
   const auto ranks = mgpr::rank_environment_from_env();
   if (!ranks && config.gpus > 1) {
     // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
@@ -35,7 +37,7 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   }
   rt::follow_local_launcher();
   const auto rank = ranks.value_or(mgpr::RankEnvironment{});
-  return rt::run_rank(rt::make_run_plan(config, rank), rank);
+  return rt::run_rank(rt::make_run_plan(config, rank, card), rank);
 }
 
 }  // namespace
@@ -53,12 +55,26 @@ int main(int argc, char** argv) {
                  "job: print the resolved configuration and where each value came from, and run nothing (Hydra's "
                  "--cfg job)")
       ->check(CLI::IsMember({"job"}));
+  std::string model_info;
+  app.add_option("--model-info", model_info,
+                 "print the model card inside a TorchScript FILE (its settings and what mgpr does with them), and "
+                 "run nothing")
+      ->type_name("FILE");
   app.footer(mgpr::describe_config_keys());
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
   if (config_file.empty()) {
     if (const char* from_env = std::getenv(mgpr::env::kConfig)) config_file = from_env;
   }
   try {
+    if (!model_info.empty()) {
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(model_info, error)) {
+        throw mgpr::UsageError(
+            fmt::format("--model-info '{}': no such file; give a TorchScript model file", model_info));
+      }
+      fmt::print("{}", mgpr::describe_model_card(model_info, mgpr::read_model_card(model_info)));
+      return 0;
+    }
     if (!print_config.empty()) {
       fmt::print("{}", mgpr::describe_resolved_config(config_file, arguments));
       return 0;

@@ -66,7 +66,18 @@ void print_raster_summary(const std::vector<RasterDescription>& rasters) {
              crss.size(), crss.size() == 1 ? "" : "s", fmt::join(types, ", "));
 }
 
-void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, const Prepared& run) {
+// Thousands of rasters: how many are read resampled to the model's gsd, in one line.
+void print_resolution_summary(const std::vector<RasterDescription>& rasters) {
+  const auto resampled =
+      std::count_if(rasters.begin(), rasters.end(), [](const auto& raster) { return raster.native_grid.has_value(); });
+  if (resampled > 0) {
+    fmt::print("#   {} of {} rasters read resampled to the model's ground resolution, e.g. {}: {}\n", resampled,
+               rasters.size(), redact_input(rasters.front().path), rasters.front().resolution_note);
+  }
+}
+
+void print_banner(const RankEnvironment& ranks, const RunPlan& plan, const Prepared& run) {
+  const auto& device = plan.device;
   fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
              kVersion, ranks.rank, ranks.world_size, ranks.local_rank, host_name(""), device.name, run.backend.threads,
              run.backend.torch_version, run.backend.gdal_version);
@@ -78,12 +89,15 @@ void print_banner(const RankEnvironment& ranks, const DeviceChoice& device, cons
         fmt::print("#   raster {}: {}x{} px, {} bands ({}), using bands {}, CRS {}, missing pixels: {}\n",
                    redact_input(raster.path), raster.width, raster.height, raster.band_count, raster.data_type,
                    fmt::join(raster.bands, ","), raster.crs_wkt.empty() ? "none" : "set", raster.missing_pixels);
+        if (!raster.resolution_note.empty()) fmt::print("#     resolution {}\n", raster.resolution_note);
       }
     } else {
       print_raster_summary(rasters);
+      print_resolution_summary(rasters);
     }
     fmt::print("#   {} tiles of {} px, model {}\n", run.source->tiles().size(), run.source->tile_size(),
                run.model->description());
+    if (!plan.model_card.empty()) fmt::print("#   model card: {}\n", plan.model_card);
   }
   std::fflush(stdout);
 }
@@ -98,7 +112,8 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   run.model = std::make_unique<TileModel>(plan.model, plan.device, run.source->channels(), plan.execution);
   run.output = make_task_output(plan_outputs(plan.output, *run.source));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
-  print_banner(ranks, plan.device, run);
+  check_class_names(plan.output.task, run.model->dummy_output(), plan.output.class_names, plan.class_names_origin);
+  print_banner(ranks, plan, run);
   return run;
 }
 

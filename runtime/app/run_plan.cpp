@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "mgpr/error.hpp"
 #include "mgpr/input_list.hpp"
+#include "mgpr/model_card.hpp"
 #include "mgpr/text.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "resume/tile_journal.hpp"
@@ -92,7 +94,7 @@ JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters)
   return key;
 }
 
-RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
+RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, const std::optional<ModelCard>& card) {
   RunPlan plan;
   plan.threads = config.threads > 0 ? config.threads : default_threads(ranks);
   plan.device = choose_device(parse_accelerator(config.accelerator), ranks.local_rank);
@@ -101,7 +103,21 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
   plan.source = source_options(config);
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);
-  plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size};
+  plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size, {}, {}};
+  plan.class_names_origin = "class_names=";
+  if (card) {
+    plan.model_card = card->summary();
+    plan.model.card_name = card->where();
+    RunConfig card_alone;
+    apply_model_card(card_alone, *card);
+    const auto sets = [&](std::string_view key) {
+      return std::find(card->setting_keys.begin(), card->setting_keys.end(), key) != card->setting_keys.end();
+    };
+    if (sets("bands")) plan.model.card_bands = card_alone.bands;
+    if (sets("class_names") && card_alone.class_names == config.class_names) {
+      plan.class_names_origin = fmt::format("class_names= of {}", card->where());
+    }
+  }
   plan.output = task_options(config);
   plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);
   plan.sharding = parse_sharding(config.sharding);
@@ -113,6 +129,23 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks) {
   plan.resume = config.resume;
   plan.journal_folder = journal_dir(journal_key(config, plan.source.rasters));
   return plan;
+}
+
+void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
+                       const std::string& origin) {
+  if (class_names.empty() || task == Task::kDetect || !one_tile_output.isTensor()) return;
+  const auto& output = one_tile_output.toTensor();
+  if (output.dim() < 2) return;
+  const auto classes = output.size(1);
+  const auto names = static_cast<std::int64_t>(class_names.size());
+  // One logit (segment): class 1 where it is above 0, so "background" may be named or not.
+  const bool fits = names == classes || (task == Task::kSegment && classes == 1 && names <= 2);
+  if (fits) return;
+  throw UsageError(
+      fmt::format("{} names {} classes ({}) but the model's output has {} {} per {}; give one name per class, label 0 "
+                  "first, or leave class_names empty",
+                  origin, names, fmt::join(class_names, ", "), classes, task == Task::kSegment ? "channels" : "logits",
+                  task == Task::kSegment ? "pixel" : "tile"));
 }
 
 void check_run_fits(const RunPlan& plan, int channels) {

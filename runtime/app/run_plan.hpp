@@ -5,6 +5,7 @@
 // configuration (tests/unit/layering_check.sh refuses mgpr/config.hpp outside app/), and
 // nothing here is worked out twice.
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,12 +39,25 @@ struct RunPlan {
   bool resume = true;
   // This run's journals (resume/tile_journal.hpp), from a fingerprint of its inputs.
   std::filesystem::path journal_folder;
+  // The model card, for the banner ("name version (licence), sets task, ..."); empty: none.
+  std::string model_card;
+  // Where class_names came from, for a refusal when they contradict the model: the
+  // card's where() or "class_names=".
+  std::string class_names_origin;
 };
+
+// The model's output for one tile against the class names: as many names as classify's
+// logits or segment's channels (one channel: one or two names). Throws UsageError naming
+// `origin`; detection labels are only known per box and are not checked here.
+void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
+                       const std::string& origin);
 
 // Resolves `config` on this machine for the rank `ranks` describes: threads from Slurm's
 // CPUs or this machine's, the device, the execution plan, each stage's options. Throws
 // UsageError for a choice the device cannot run (precision=bf16 on a GPU without it, ...).
-RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks);
+// `card` is the model card resolve_config applied, if any.
+RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks,
+                      const std::optional<ModelCard>& card = std::nullopt);
 
 // The bounds that depend on the rasters once their band count is known: the tiles in
 // flight against the memory this rank may use. Throws UsageError naming the keys.

@@ -121,6 +121,28 @@ void weights_to_channels_last(torch::jit::Module& module) {
   }
 }
 
+// The bands the model's first convolution takes: the second dimension of its first 4-D
+// weight, in the order the module registered its parameters; nullopt for a model with none.
+std::optional<std::int64_t> first_layer_bands(const torch::jit::Module& module) {
+  for (const auto& parameter : module.named_parameters(/*recurse=*/true)) {
+    if (parameter.value.dim() == 4 && parameter.name.ends_with("weight")) return parameter.value.size(1);
+  }
+  return std::nullopt;
+}
+
+std::string band_count_mismatch(const ModelOptions& options, int channels, std::int64_t takes) {
+  if (!options.card_bands.empty() && static_cast<int>(options.card_bands.size()) == channels) {
+    return fmt::format(
+        "{} says bands=[{}] ({} bands), but the model '{}' takes {} bands in its first layer; the card contradicts "
+        "the model: fix the card's bands, or override them with bands=[...] ({} numbers)",
+        options.card_name, fmt::join(options.card_bands, ","), channels, options.model, takes, takes);
+  }
+  return fmt::format(
+      "model '{}' takes {} bands in its first layer but {} are selected; choose {} with bands=[...] (1-based band "
+      "numbers of the raster)",
+      options.model, takes, channels, takes);
+}
+
 }  // namespace
 
 DeviceChoice choose_device(Accelerator accelerator, int local_rank) {
@@ -217,6 +239,9 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
     dummy_output_ = forward(torch::zeros({1, channels, options.tile_size, options.tile_size}));
   } catch (const std::exception& failure) {
     const auto cause = first_line(failure.what());
+    if (const auto takes = first_layer_bands(module_); takes && *takes != channels) {
+      throw UsageError(band_count_mismatch(options, channels, *takes));
+    }
     throw UsageError(fmt::format(
         "model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, width): {}; {}", options.model,
         channels, options.tile_size, options.tile_size, cause, hint_for_model_failure(cause, precision)));

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
   app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
       ->check(CLI::Range(1, 1 << 20));
+  std::string card;
+  app.add_option("--card", card, "a model card (JSON text) saved inside the file as mgpr.json");
   app.add_option("--slow", slow_rounds, "256x256 matrix products before each forward, to make runs last (default 0)")
       ->check(CLI::Range(0, 1 << 30));
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
@@ -49,7 +51,9 @@ int main(int argc, char** argv) {
   // Renamed when complete, so a test polling for the file never loads half of it.
   const std::string partial = output + ".partial";
   try {
-    model.save(partial);
+    torch::jit::ExtraFilesMap extra;
+    if (!card.empty()) extra.emplace("mgpr.json", card);
+    model.save(partial, extra);
   } catch (const c10::Error& error) {
     fmt::print(stderr, "mgpr-test-model: error: cannot write '{}': {}\n", output, error.what_without_backtrace());
     std::remove(partial.c_str());
@@ -59,7 +63,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mgpr-test-model: error: cannot rename '{}' to '{}'\n", partial, output);
     return mgpr::kExitUsage;
   }
-  fmt::print("mgpr-test-model: wrote {} ({}{})\n", output, kind,
-             slow_rounds > 0 ? fmt::format(", {} matmul rounds per forward", slow_rounds) : "");
+  fmt::print("mgpr-test-model: wrote {} ({}{}{})\n", output, kind,
+             slow_rounds > 0 ? fmt::format(", {} matmul rounds per forward", slow_rounds) : "",
+             card.empty() ? "" : ", with a model card");
   return 0;
 }

@@ -3,11 +3,14 @@
 // Keys of the original Python project keep their names (tile_size, batch_size, gpus,
 // use_fake_data, ...) so configs and `key=value` habits carry over unchanged.
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include "mgpr/model_card.hpp"
 
 namespace mgpr {
 
@@ -107,9 +110,14 @@ bool looks_like_override(std::string_view argument);
 void apply_override(RunConfig& config, std::string_view assignment);
 void apply_toml_text(RunConfig& config, std::string_view toml_text, std::string_view source_name);
 void apply_toml_file(RunConfig& config, const std::filesystem::path& file);
-// A config file (when not empty), then the arguments in order: `key=value` overrides,
-// and anything else as a raster appended to image_path. Validates the result.
-RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments);
+// TOML the program made (a model card's settings): errors name `source_name`, no line.
+void apply_generated_toml(RunConfig& config, std::string_view toml_text, std::string_view source_name);
+// The model file's card (mgpr/model_card.hpp) when it has one, then a config file (when
+// not empty), then the arguments in order: `key=value` overrides, and anything else as a
+// raster appended to image_path. Validates the result. `card_found`, when given, receives
+// the card that was applied.
+RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments,
+                         std::optional<ModelCard>* card_found = nullptr);
 
 // Checks between keys (overlap < tile_size, ...; the tile bounds of mgpr/tile_limits.hpp);
 // throws UsageError.
@@ -118,6 +126,10 @@ void validate(const RunConfig& config);
 // Hydra's `--cfg job`: the resolved configuration as TOML, each key with where its value
 // came from (default, the file and line, the override, the arguments).
 std::string describe_resolved_config(const std::filesystem::path& config_file, std::span<const std::string> arguments);
+
+// `mgpr --model-info`: a model file's card, its settings as `key = value` TOML lines (as
+// --cfg job writes values), and what mgpr does with them; says so when there is none.
+std::string describe_model_card(const std::filesystem::path& model_file, const std::optional<ModelCard>& card);
 
 // The whole configuration as TOML that apply_toml_text reads back to an equal config.
 std::string to_toml(const RunConfig& config);
