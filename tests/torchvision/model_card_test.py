@@ -7,7 +7,7 @@ its description and its settings as TOML `key = value` lines that parse back (to
 the same values; DeepForest's tree model exported with its card runs with no keys but the
 model and its operators (task=detect, class names, tile size from the card) and
 `mgpr --cfg job` names the card as the origin of those keys; a card with a key mgpr does
-not know is refused by name.
+not know, or naming another number of classes than the model has, is refused.
 
 Run by torchvision_test.py (ctest torchvision.models), which skips with the reason where
 this Python has no torch and torchvision; alone:
@@ -149,6 +149,7 @@ class ModelCards(unittest.TestCase):
             self.assertFalse(any(name.endswith("/extra/mgpr.json") for name in archive.namelist()))
         done = self.model_info(model)
         self.assertIn(f"model: {model}", done.stdout.splitlines())
+        self.assertTrue(any(line.startswith("card: none") for line in done.stdout.splitlines()), done.stdout)
         self.assertEqual(settings_shown(done.stdout), {}, done.stdout)
 
     def test_a_card_with_a_key_mgpr_does_not_know_is_refused_by_name(self):
@@ -162,6 +163,21 @@ class ModelCards(unittest.TestCase):
         torch.jit.save(scripted, str(model), _extra_files={"mgpr.json": json.dumps({"mgpr_card": 1, "gsd_m": 0.1})})
         done = self.model_info(model, succeeds=False)
         self.assertIn("gsd_m", done.stderr)
+
+    def test_a_card_naming_another_number_of_classes_than_the_model_has_is_refused(self):
+        import mgpr_export
+        network = mgpr_export.wrap("deeplabv3", mgpr_export.build_torchvision("deeplabv3", 3, 0, 128))
+        model = self.folder / "two_names_three_classes.pt"
+        mgpr_export.save_for_mgpr(network, str(model), mgpr_export.model_card(
+            task="segment", class_names=["ground", "crown"], tile_size=128))
+        self.model_info(model)  # the card itself is well formed (skips where mgpr has no --model-info)
+        image = self.folder / "small.tif"
+        subprocess.run([str(Path(self.bin) / "mgpr-test-image"), str(image), "--size", "128"], check=True,
+                       capture_output=True, timeout=120)
+        done = self.mgpr(str(image), f"model={model}", f"output_dir={self.folder / 'refused'}", "accelerator=cpu",
+                         expect=2)
+        self.assertIn("class_names", done.stderr)
+        self.assertFalse((self.folder / "refused" / "small_segmentation.vrt").exists())
 
     def test_deepforests_tree_model_with_its_card_runs_with_no_keys_but_the_model(self):
         import mgpr_export
