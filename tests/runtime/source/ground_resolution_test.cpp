@@ -329,4 +329,31 @@ TEST(GroundResolutionRead, AModelPixelIsMissingWhenEveryPixelItCoversIs) {
   EXPECT_NEAR(tile.pixels[3], 50.0 / 255, 1e-6);
 }
 
+TEST(GroundResolutionRead, UnderNodataAModelPixelIsMissingWhenEveryPixelItCoversIsNodata) {
+  GDALAllRegister();
+  const TempDir dir;
+  mgpr::test::PixelRaster pixels;
+  pixels.width = 4;
+  pixels.height = 2;
+  // Model pixel 0 covers nodata (0 in every band) only; model pixel 1 one pixel of data.
+  pixels.bands = {{0, 0, 0, 0, 0, 0, 30, 0}, {0, 0, 0, 0, 0, 0, 40, 0}, {0, 0, 0, 0, 0, 0, 50, 0}};
+  pixels.nodata = {0.0, 0.0, 0.0};
+  const auto path = mgpr::test::write_pixels((dir.path() / "nodata.tif").string(), pixels);
+  SourceOptions options;
+  options.rasters = {path};
+  options.tile_size = 2;
+  options.resolution = model(0.2);
+  const auto source = mgpr::runtime::make_tile_source(options);
+  ASSERT_EQ(source->rasters().front().width, 2);
+  TileData tile;
+  source->open_reader()->read(source->tiles().front(), tile);
+  ASSERT_EQ(tile.valid.size(), 4U);
+  EXPECT_EQ(tile.valid[0], 0);
+  EXPECT_EQ(tile.valid[1], 1);
+  // The nodata pixels are left out of the mean: the one pixel of data's value.
+  EXPECT_NEAR(tile.pixels[1], 30.0 / 255, 1e-6);
+  EXPECT_NEAR(tile.pixels[4 + 1], 40.0 / 255, 1e-6);
+  EXPECT_NEAR(tile.pixels[8 + 1], 50.0 / 255, 1e-6);
+}
+
 }  // namespace
