@@ -66,7 +66,7 @@ class ClassifyOutput final : public TaskOutput {
     // Fake data has no rasters to list: its one CSV, whatever the layout.
     const bool run_layout = plan_.layout == OutputLayout::kRun && !fake;
     auto outcomes = raster_outcomes(plan_, all, failed);
-    std::string run_csv = kCsvHeader;
+    std::string run_csv = csv_header();
 #ifdef MGPR_HAVE_GDAL
     std::optional<RunGeoPackage> gpkg;
     if (run_layout) gpkg.emplace(plan_, "tiles", fields());
@@ -86,12 +86,15 @@ class ClassifyOutput final : public TaskOutput {
         const auto& w = windows.at(id);
         const auto result = decode(payload);
         const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
-        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}\n", csv_field(raster_name), id.image, id.row,
-                           id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label, result.score,
-                           result.logit);
+        const auto name = named() ? "," + csv_field(class_name(plan_.options.class_names, result.label)) : "";
+        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}{},{:.9g},{:.9g}\n", csv_field(raster_name), id.image,
+                           id.row, id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label, name,
+                           result.score, result.logit);
 #ifdef MGPR_HAVE_GDAL
-        features.push_back({transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height),
-                            {std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score, result.logit}});
+        std::vector<FieldValue> values{std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score,
+                                       result.logit};
+        if (named()) values.insert(values.begin() + 3, class_name(plan_.options.class_names, result.label));
+        features.push_back({transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height), std::move(values)});
 #endif
       }
       if (!fake) outcomes[image].results = std::distance(first, last);
@@ -104,7 +107,7 @@ class ClassifyOutput final : public TaskOutput {
       }
       const auto prefix = plan_.prefixes[image];
       std::filesystem::create_directories(prefix.parent_path());
-      write_file_atomically(prefix.string() + "_tiles.csv", kCsvHeader + csv);
+      write_file_atomically(prefix.string() + "_tiles.csv", csv_header() + csv);
       written.emplace_back(prefix.string() + "_tiles.csv");
 #ifdef MGPR_HAVE_GDAL
       if (!fake) {
@@ -123,17 +126,25 @@ class ClassifyOutput final : public TaskOutput {
   }
 
  private:
-  static constexpr const char* kCsvHeader =
-      "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
+  // Without class names the files stay as they were before names existed: a
+  // `label_name` column of empty values would change every existing output for nothing.
+  [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
+
+  [[nodiscard]] std::string csv_header() const {
+    return named() ? "raster,image,row,column,x,y,width,height,center_x,center_y,label,label_name,score,logit\n"
+                   : "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
+  }
 
 #ifdef MGPR_HAVE_GDAL
-  static std::vector<VectorField> fields() {
+  [[nodiscard]] std::vector<VectorField> fields() const {
     using Type = VectorField::Type;
-    return {{"tile_row", Type::kInteger},
-            {"tile_column", Type::kInteger},
-            {"label", Type::kInteger},
-            {"score", Type::kReal},
-            {"logit", Type::kReal}};
+    std::vector<VectorField> list{{"tile_row", Type::kInteger},
+                                  {"tile_column", Type::kInteger},
+                                  {"label", Type::kInteger},
+                                  {"score", Type::kReal},
+                                  {"logit", Type::kReal}};
+    if (named()) list.insert(list.begin() + 3, {"label_name", Type::kString});
+    return list;
   }
 #endif
 

@@ -72,7 +72,7 @@ class DetectOutput final : public TaskOutput {
     const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
     const bool run_layout = plan_.layout == OutputLayout::kRun;
     auto outcomes = raster_outcomes(plan_, all, failed);
-    std::string csv = kCsvHeader;
+    std::string csv = csv_header();
 #ifdef MGPR_HAVE_GDAL
     std::optional<RunGeoPackage> gpkg;
     if (run_layout) gpkg.emplace(plan_, "detections", fields());
@@ -106,38 +106,50 @@ class DetectOutput final : public TaskOutput {
   }
 
  private:
-  static constexpr const char* kCsvHeader =
-      "raster,label,score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,"
-      "tile_column\n";
+  // Without class names the files stay as they were before names existed: a
+  // `label_name` column of empty values would change every existing output for nothing.
+  [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
+
+  [[nodiscard]] std::string csv_header() const {
+    return fmt::format(
+        "raster,label,{}score,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2,center_x,center_y,tile_row,tile_column\n",
+        named() ? "label_name," : "");
+  }
 
   // The CSV rows of one raster's boxes, without the header.
-  static std::string csv_rows(const RasterDescription& raster, const std::vector<Box>& boxes) {
+  [[nodiscard]] std::string csv_rows(const RasterDescription& raster, const std::vector<Box>& boxes) const {
     const auto transform = raster_transform(raster);
     std::string csv;
     for (const auto& b : boxes) {
       const auto corner1 = transform.to_map(b.x1, b.y1);
       const auto corner2 = transform.to_map(b.x2, b.y2);
       const auto centre = transform.to_map((b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2);
-      csv += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n", csv_field(raster.path),
-                         b.label, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y, corner2.x, corner2.y, centre.x,
-                         centre.y, b.tile.row, b.tile.column);
+      const auto name = named() ? "," + csv_field(class_name(plan_.options.class_names, b.label)) : "";
+      csv += fmt::format("{},{}{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n", csv_field(raster.path),
+                         b.label, name, b.score, b.x1, b.y1, b.x2, b.y2, corner1.x, corner1.y, corner2.x, corner2.y,
+                         centre.x, centre.y, b.tile.row, b.tile.column);
     }
     return csv;
   }
 
 #ifdef MGPR_HAVE_GDAL
-  static std::vector<VectorField> fields() {
+  [[nodiscard]] std::vector<VectorField> fields() const {
     using Type = VectorField::Type;
-    return {{"label", Type::kInteger}, {"score", Type::kReal}, {"x1", Type::kReal},
-            {"y1", Type::kReal},       {"x2", Type::kReal},    { "y2", Type::kReal }};
+    std::vector<VectorField> list{{"label", Type::kInteger}, {"score", Type::kReal}, {"x1", Type::kReal},
+                                  {"y1", Type::kReal},       {"x2", Type::kReal},    { "y2", Type::kReal }};
+    if (named()) list.insert(list.begin() + 1, {"label_name", Type::kString});
+    return list;
   }
 
-  static std::vector<PolygonFeature> features(const RasterDescription& raster, const std::vector<Box>& boxes) {
+  [[nodiscard]] std::vector<PolygonFeature> features(const RasterDescription& raster,
+                                                     const std::vector<Box>& boxes) const {
     const auto transform = raster_transform(raster);
     std::vector<PolygonFeature> out;
     out.reserve(boxes.size());
     for (const auto& b : boxes) {
-      out.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), { b.label, b.score, b.x1, b.y1, b.x2, b.y2 }});
+      std::vector<FieldValue> values{b.label, b.score, b.x1, b.y1, b.x2, b.y2};
+      if (named()) values.insert(values.begin() + 1, class_name(plan_.options.class_names, b.label));
+      out.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), std::move(values)});
     }
     return out;
   }
@@ -149,7 +161,10 @@ class DetectOutput final : public TaskOutput {
     const auto& raster = plan_.rasters[image];
     const auto file = plan_.prefixes[image].string() + "_quicklook.png";
     std::filesystem::create_directories(plan_.prefixes[image].parent_path());
-    write_box_quicklook(file, {raster.path, raster.bands, plan_.options.quicklook_size}, boxes);
+    write_box_quicklook(file,
+                        {raster.path, raster.bands, plan_.options.quicklook_size, raster.width, raster.height,
+                         plan_.options.class_names},
+                        boxes);
     written.emplace_back(file);
 #else
     (void)image;
@@ -162,7 +177,7 @@ class DetectOutput final : public TaskOutput {
     const auto& raster = plan_.rasters[image];
     const auto prefix = plan_.prefixes[image].string();
     std::filesystem::create_directories(plan_.prefixes[image].parent_path());
-    write_file_atomically(prefix + "_detections.csv", kCsvHeader + csv_rows(raster, boxes));
+    write_file_atomically(prefix + "_detections.csv", csv_header() + csv_rows(raster, boxes));
     written.emplace_back(prefix + "_detections.csv");
 #ifdef MGPR_HAVE_GDAL
     write_polygon_layer(prefix + "_detections.gpkg", "detections", raster.crs_wkt, fields(), features(raster, boxes));

@@ -89,11 +89,10 @@ class SegmentOutput final : public TaskOutput {
       }
       outcomes[image].results = static_cast<std::int64_t>(classes.size());
       const auto prefix = plan_.prefixes[image].string();
-      const auto& georef = georefs_[image];
-      write_mosaic_vrt(prefix + "_segmentation.vrt", classes, raster.width, raster.height, georef, false);
+      const auto grid = write_mosaic(image, prefix + "_segmentation", classes, false);
       written.emplace_back(prefix + "_segmentation.vrt");
       if (plan_.options.segment_probability) {
-        write_mosaic_vrt(prefix + "_probability.vrt", probabilities, raster.width, raster.height, georef, true);
+        write_mosaic(image, prefix + "_probability", probabilities, true);
         written.emplace_back(prefix + "_probability.vrt");
       }
       if (plan_.options.cog) {
@@ -101,7 +100,9 @@ class SegmentOutput final : public TaskOutput {
         written.emplace_back(prefix + "_segmentation.tif");
       }
       if (plan_.options.quicklook) {
-        write_mask_quicklook(prefix + "_quicklook.png", {raster.path, raster.bands, plan_.options.quicklook_size},
+        write_mask_quicklook(prefix + "_quicklook.png",
+                             {raster.path, raster.bands, plan_.options.quicklook_size, grid.width, grid.height,
+                              plan_.options.class_names},
                              prefix + "_segmentation.vrt");
         written.emplace_back(prefix + "_quicklook.png");
       }
@@ -114,6 +115,30 @@ class SegmentOutput final : public TaskOutput {
   }
 
  private:
+  // Writes <name>.vrt, the mosaic of raster `image`'s pieces, and returns its grid. A
+  // raster read resampled to the model's resolution has its mosaic on the model's grid;
+  // with segment_resolution=raster that one goes into the pieces' folder as
+  // model_grid.vrt and <name>.vrt puts it back on the raster's own grid by nearest
+  // neighbour, so the classes lie pixel for pixel on the input. A VRT over the pieces
+  // rather than a copy: the mosaic stays as cheap to write, and cog=true copies it.
+  MosaicGrid write_mosaic(std::size_t image, const std::string& name, std::span<const MosaicPiece> pieces,
+                          bool probabilities) const {
+    const auto& raster = plan_.rasters[image];
+    const auto& georef = georefs_[image];
+    const auto& names = plan_.options.class_names;
+    const MosaicGrid model{raster.width, raster.height, georef.transform};
+    if (!plan_.options.segment_at_raster_resolution || !raster.native_grid) {
+      write_mosaic_vrt(name + ".vrt", pieces, raster.width, raster.height, georef, probabilities, names);
+      return model;
+    }
+    const auto inner = std::filesystem::path(name) / "model_grid.vrt";
+    std::filesystem::create_directories(inner.parent_path());
+    write_mosaic_vrt(inner, pieces, raster.width, raster.height, georef, probabilities, names);
+    const MosaicGrid own{raster.native_grid->width, raster.native_grid->height, raster.native_grid->geotransform};
+    write_resampled_vrt(name + ".vrt", inner, model, own, georef.crs_wkt, probabilities, names);
+    return own;
+  }
+
   std::filesystem::path piece_path(const TileId& id, std::string_view kind) const {
     const auto folder = plan_.prefixes.at(static_cast<std::size_t>(id.image)).string() + "_" + std::string(kind);
     return std::filesystem::path(folder) / fmt::format("tile_r{}_c{}.tif", id.row, id.column);

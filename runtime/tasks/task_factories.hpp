@@ -15,6 +15,9 @@ std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan);
 std::string describe_output(const torch::IValue& output);
 // Fields of a CSV: quoted when they hold a comma, quote or newline.
 std::string csv_field(const std::string& text);
+// The name of `label` in `class_names` (index = label value); empty for a label outside
+// the list, so a model with more classes than names still writes every row.
+std::string class_name(const std::vector<std::string>& class_names, std::int64_t label);
 // The raster's georeferencing as a GeoTransform (identity when it has none).
 GeoTransform raster_transform(const RasterDescription& raster);
 

@@ -32,6 +32,11 @@ std::string describe_output(const torch::IValue& output) {
   return output.tagKind();
 }
 
+std::string class_name(const std::vector<std::string>& class_names, std::int64_t label) {
+  if (label < 0 || static_cast<std::uint64_t>(label) >= class_names.size()) return {};
+  return class_names[static_cast<std::size_t>(label)];
+}
+
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";

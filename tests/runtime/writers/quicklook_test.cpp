@@ -161,6 +161,95 @@ TEST(Quicklook, MaskTintsClassesHalfwayAndLeavesTheRest) {
   EXPECT_EQ(picture.at(450, 100), kRight);  // class 0
 }
 
+// Issue 34: with class names, a legend in the top-left corner: per label drawn, a swatch
+// in its outline colour and "<label> <name>" in white, on the raster darkened to a third.
+// At 500 px the font is 5 x 7 px: swatches 7 px square at (2, 2) and (2, 12), text from
+// x = 11, the panel 2 px wider than the longest text ("1 person": 8 glyphs of 6 px, less
+// the last one's gap) and 21 px high. Without names the corner is the raster's.
+TEST(Quicklook, ALegendNamesTheLabelsDrawnWithTheirColours) {
+  TempDir scratch;
+  QuicklookSource source{two_halves(scratch), {1, 2, 3}, 500};
+  const std::vector<Box> boxes{box(200, 100, 600, 500, 1), box(700, 600, 900, 750, 2)};
+  const auto plain_png = scratch.path() / "plain.png";
+  mgpr::runtime::write_box_quicklook(plain_png, source, boxes);
+  source.class_names = {"__background__", "person", "car"};
+  const auto png = scratch.path() / "legend.png";
+  mgpr::runtime::write_box_quicklook(png, source, boxes);
+
+  const Png plain(plain_png);
+  const Png picture(png);
+  const Rgb first = picture.at(100, 150);  // the outlines, as without a legend
+  const Rgb second = picture.at(350, 340);
+  EXPECT_EQ(plain.at(100, 150), first);
+  EXPECT_EQ(picture.at(2, 2), first);
+  EXPECT_EQ(picture.at(8, 8), first);
+  EXPECT_EQ(picture.at(2, 12), second);
+  EXPECT_EQ(picture.at(8, 18), second);
+  const Rgb dark{kLeft[0] / 3, kLeft[1] / 3, kLeft[2] / 3};
+  EXPECT_EQ(picture.at(0, 0), dark);
+  EXPECT_EQ(picture.at(59, 20), dark);
+  EXPECT_EQ(picture.at(60, 5), kLeft);
+  EXPECT_EQ(picture.at(5, 21), kLeft);
+  // White text on both rows; "2 car" is shorter than "1 person".
+  const auto white_in = [&](int x0, int y0, int x1, int y1) {
+    int white = 0;
+    for (int y = y0; y < y1; ++y) {
+      for (int x = x0; x < x1; ++x) white += picture.at(x, y) == Rgb{255, 255, 255} ? 1 : 0;
+    }
+    return white;
+  };
+  EXPECT_GT(white_in(11, 2, 58, 9), 20);
+  EXPECT_GT(white_in(11, 12, 40, 19), 10);
+  EXPECT_EQ(white_in(42, 12, 60, 19), 0);
+  for (int y = 0; y < 30; ++y) {
+    for (int x = 0; x < 70; ++x) ASSERT_EQ(plain.at(x, y), kLeft) << x << "," << y;
+  }
+}
+
+// The mask's legend lists the classes tinted (class 0 is not), with names past the list
+// shown by number; too many to fit end in "+N more".
+TEST(Quicklook, AMaskLegendListsTheTintedClassesAndWhatDoesNotFit) {
+  TempDir scratch;
+  const auto photo = write_source(scratch.path() / "photo.tif", GDT_Byte, 200, 100, 3,
+                                  [](int band, int, int) { return kLeft[static_cast<std::size_t>(band - 1)]; });
+  std::vector<std::uint8_t> classes(200 * 100, 0);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto column = static_cast<int>(i % 200);
+    if (column >= 100) classes[i] = static_cast<std::uint8_t>(1 + (column - 100) / 2);  // classes 1 to 50
+  }
+  const auto mask = scratch.path() / "classes.tif";
+  mgpr::runtime::write_class_piece(mask, {0, 0, 200, 100}, classes, {});
+  const auto png = scratch.path() / "mask.png";
+  mgpr::runtime::write_mask_quicklook(png, {photo, {1, 2, 3}, 500, 0, 0, {"background", "tree"}}, mask);
+  const Png picture(png);
+  // 100 px high: 9 rows of 10 px fit, 8 classes and "+42 more".
+  const Rgb dark{kLeft[0] / 3, kLeft[1] / 3, kLeft[2] / 3};
+  EXPECT_NE(picture.at(5, 2 + 7 * 10 + 3), dark);  // class 8's swatch
+  EXPECT_NE(picture.at(5, 2 + 7 * 10 + 3), kLeft);
+  EXPECT_EQ(picture.at(5, 2 + 8 * 10 + 3), dark);  // no swatch beside "+42 more"
+  EXPECT_EQ(picture.at(5, 97), kLeft);             // below the panel
+  // "1 tree" names class 1, "2" to "8" are numbers only: "+42 more" is the longest row,
+  // and the panel as wide as it (11 + 8 * 6 - 1 + 2 = 60 px).
+  EXPECT_EQ(picture.at(59, 1), dark);
+  EXPECT_EQ(picture.at(60, 1), kLeft);
+}
+
+// Boxes counted in another grid than the raster's own (a raster read at the model's
+// resolution): outlined where they are on the raster.
+TEST(Quicklook, BoxesOfAnotherGridAreScaledToTheRaster) {
+  TempDir scratch;
+  const auto raster = two_halves(scratch);  // 1000 x 800; the boxes' grid is 500 x 400
+  const auto png = scratch.path() / "quicklook.png";
+  mgpr::runtime::write_box_quicklook(png, {raster, {1, 2, 3}, 500, 500, 400}, std::vector{box(100, 50, 300, 250, 1)});
+  const Png picture(png);
+  ASSERT_EQ(picture.width(), 500);
+  const Rgb outline = picture.at(100, 150);
+  EXPECT_NE(outline, kLeft);
+  EXPECT_EQ(picture.at(299, 150), outline);
+  EXPECT_EQ(picture.at(200, 249), outline);
+  EXPECT_EQ(picture.at(102, 150), kLeft);
+}
+
 TEST(Quicklook, ErrorsNameTheFiles) {
   TempDir scratch;
   const auto png = scratch.path() / "quicklook.png";
