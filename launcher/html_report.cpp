@@ -87,6 +87,16 @@ std::string command_lines(const std::string& script) {
   return out;
 }
 
+// "0 Tree" or "0 __background__, 1 person, ...": each label value with its name, the value
+// being what the CSVs and class rasters hold.
+std::string class_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t label = 0; label < names.size(); ++label) {
+    out += fmt::format("{}{} {}", label == 0 ? "" : ", ", label, names[label]);
+  }
+  return out;
+}
+
 std::string job_section(const JobReport& job) {
   const auto totals = total(job.ranks);
   std::set<std::string> hosts;
@@ -109,6 +119,13 @@ std::string job_section(const JobReport& job) {
   out += key_value("Hosts", host_list.empty() ? "-" : host_list);
   out += key_value("Tiles", fmt::format("{} on {} rank(s), {:.2f} tiles/s over {:.1f} s (the slowest rank's loop)",
                                         totals.tiles, totals.ranks, totals.tiles_per_s(), totals.elapsed_s));
+  // Every rank runs the same model with the same names: the first rank that names them says it.
+  for (const auto& rank : job.ranks) {
+    if (rank.model_card.empty() && rank.class_names.empty()) continue;
+    if (!rank.model_card.empty()) out += key_value("Model", rank.model_card);
+    if (!rank.class_names.empty()) out += key_value("Classes", class_list(rank.class_names));
+    break;
+  }
   if (const auto failed = failed_rasters(job).size(); failed > 0) {
     out += key_value("Failed rasters", fmt::format("{} (below): the other rasters finished", failed));
   }

@@ -83,6 +83,8 @@ std::string to_json_text(const RankSummary& s) {
       {"timeline", timeline_json(s.timeline)},
       {"outputs", s.outputs},
       {"failed_rasters", failures_json(s.failed_rasters)},
+      {"class_names", s.class_names},
+      {"model_card", s.model_card},
   };
   return document.dump(2) + "\n";
 }
@@ -202,6 +204,8 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.timeline = timeline_from_json(document, source);
     s.outputs = document.value("outputs", std::vector<std::string>());
     s.failed_rasters = failures_from_json(document, source);
+    s.class_names = document.value("class_names", std::vector<std::string>());
+    s.model_card = document.value("model_card", std::string());
     return s;
   } catch (const json::exception& error) {
     throw UsageError(fmt::format("{}: not a valid summary: {}", source, error.what()));

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "mgpr/log_layout.hpp"
 #include "mgpr/process.hpp"
@@ -58,6 +59,11 @@ void fill_from_stats(RankSummary& summary, const PipelineStats& stats) {
   summary.memory_device_peak_bytes = stats.memory_device_peak_bytes;
   // The tile loop's own time, so tiles/s and busy % are not diluted by start-up.
   summary.elapsed_s = stats.elapsed_s;
+}
+
+void describe_model(RankSummary& summary, const std::vector<std::string>& class_names, std::string model_card) {
+  summary.class_names = class_names;
+  summary.model_card = std::move(model_card);
 }
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }

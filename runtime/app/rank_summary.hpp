@@ -1,6 +1,7 @@
 #pragma once
 // The rank's summary file (docs/contracts.md): what mgpr-logs reads after the job.
 #include <string>
+#include <vector>
 
 #include "mgpr/env_names.hpp"
 #include "mgpr/summary.hpp"
@@ -12,6 +13,10 @@ namespace mgpr::runtime {
 // Who ran (job, step, rank, host, device); the figures come later.
 RankSummary base_summary(const RankEnvironment& ranks, const DeviceChoice& device);
 void fill_from_stats(RankSummary& summary, const PipelineStats& stats);
+// What the labels mean and which model ran, for the job's report: the run's class names
+// (index = label value) and its model card in one line (ModelCard::summary(); empty
+// when the model has none).
+void describe_model(RankSummary& summary, const std::vector<std::string>& class_names, std::string model_card);
 // Seconds since the epoch, this host's clock: RankSummary::started_unix_s.
 double unix_now();
 // A rank that failed inside its tile loop: its timeline ends where it failed, with the

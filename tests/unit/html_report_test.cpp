@@ -98,6 +98,28 @@ TEST(HtmlReport, FailedRastersAreListedWithTheirReason) {
   EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "failed-rasters"));
 }
 
+// Issue 34: the run's model card and class names, from the ranks' summaries, with each
+// label's value beside its name (what the CSVs and class rasters hold), escaped; a run
+// without either shows neither row.
+TEST(HtmlReport, TheModelAndItsClassNamesAreShown) {
+  auto first = rank(0, 10);
+  first.model_card = "DeepForest <tree> crowns 1.4.0 (MIT), card: task, class_names";
+  first.class_names = {"__background__", "person", "traffic light"};
+  auto second = rank(1, 12);
+  second.model_card = first.model_card;
+  second.class_names = first.class_names;
+  const auto page = page_of(finished_job({first, second}));
+  EXPECT_TRUE(contains(page,
+                       "<tr><th>Model</th><td>DeepForest &lt;tree&gt; crowns 1.4.0 (MIT), card: task, "
+                       "class_names</td></tr>"))
+      << page;
+  EXPECT_TRUE(contains(page, "<tr><th>Classes</th><td>0 __background__, 1 person, 2 traffic light</td></tr>")) << page;
+  EXPECT_EQ(count(page, "<th>Classes</th>"), 1U);
+  const auto plain = page_of(finished_job({rank(0, 10)}));
+  EXPECT_FALSE(contains(plain, "<th>Model</th>"));
+  EXPECT_FALSE(contains(plain, "<th>Classes</th>"));
+}
+
 // Rank 1 started 0.5 s later: its bars begin to the right of rank 0's, on the same axis.
 TEST(HtmlReport, RanksOfDifferentStartsShareOneTimeAxis) {
   const auto svg = timeline_svg(std::vector{rank(0, 10), rank(1, 10, 5)});

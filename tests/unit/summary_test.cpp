@@ -140,6 +140,30 @@ TEST(Summary, FailedRastersSurviveRoundTrip) {
 }
 
 // Summaries written before failed rasters were recorded read with none.
+TEST(Summary, ClassNamesAndModelCardSurviveRoundTrip) {
+  auto original = sample(0, 8, 2.0);
+  original.class_names = {"__background__", "person", "traffic \"light\""};
+  original.model_card = "DeepForest tree crowns 1.4.0 (MIT), card: task, class_names";
+  const auto text = mgpr::to_json_text(original);
+  EXPECT_NE(text.find("\"class_names\""), std::string::npos);
+  EXPECT_EQ(mgpr::rank_summary_from_json(text, "x"), original);
+}
+
+// Summaries written before the two fields were added read as a run without names or card.
+TEST(Summary, OlderSummariesWithoutClassNamesStillRead) {
+  auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
+  document.erase("class_names");
+  document.erase("model_card");
+  const auto read = mgpr::rank_summary_from_json(document.dump(), "x");
+  EXPECT_TRUE(read.class_names.empty());
+  EXPECT_TRUE(read.model_card.empty());
+  // Not a list of text: refused naming the file, like any other malformed field.
+  document["class_names"] = {"tree", 3};
+  const auto message = mgpr::test::error_of<mgpr::UsageError>(
+      [&] { (void)mgpr::rank_summary_from_json(document.dump(), "rank-00000.json"); });
+  EXPECT_NE(message.find("rank-00000.json: not a valid summary"), std::string::npos) << message;
+}
+
 TEST(Summary, OlderSummariesWithoutFailedRastersStillRead) {
   auto document = nlohmann::json::parse(mgpr::to_json_text(sample(0, 8, 2.0)));
   document.erase("failed_rasters");

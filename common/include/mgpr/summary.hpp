@@ -69,6 +69,10 @@ struct RankSummary {
   std::vector<TimelinePoint> timeline;              // bounded (TimelineRecorder), oldest first
   std::vector<std::string> outputs;                 // the files this rank wrote (rank 0), absolute
   std::vector<RasterFailureRecord> failed_rasters;  // rasters this rank found unreadable
+  // What the labels mean (index = label value; empty when the run named none) and the
+  // model, in one line from its model card (empty without one), for the job's report.
+  std::vector<std::string> class_names;
+  std::string model_card;
 
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
   [[nodiscard]] double busy_percent() const { return elapsed_s > 0 ? 100.0 * model_s / elapsed_s : 0; }
