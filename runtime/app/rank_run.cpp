@@ -76,6 +76,22 @@ void print_resolution_summary(const std::vector<RasterDescription>& rasters) {
   }
 }
 
+// Rasters read at a resolution other than the model's, or that cannot be compared with
+// it: on stderr, where warnings go, a line each for the first few.
+void print_resolution_warnings(const std::vector<RasterDescription>& rasters) {
+  std::size_t warned = 0;
+  for (const auto& raster : rasters) {
+    if (!raster.resolution_warning) continue;
+    if (++warned <= kRasterLinesUpTo) {
+      fmt::print(stderr, "mgpr: warning: raster {}: resolution {}\n", redact_input(raster.path),
+                 raster.resolution_note);
+    }
+  }
+  if (warned > kRasterLinesUpTo) {
+    fmt::print(stderr, "mgpr: warning: {} more rasters like these ({} in all)\n", warned - kRasterLinesUpTo, warned);
+  }
+}
+
 void print_banner(const RankEnvironment& ranks, const RunPlan& plan, const Prepared& run) {
   const auto& device = plan.device;
   fmt::print("# mgpr {} | rank {:>3}/{} | local {} | host {} | device {} | threads {} | libtorch {} | gdal {}\n",
@@ -95,6 +111,7 @@ void print_banner(const RankEnvironment& ranks, const RunPlan& plan, const Prepa
       print_raster_summary(rasters);
       print_resolution_summary(rasters);
     }
+    print_resolution_warnings(rasters);
     fmt::print("#   {} tiles of {} px, model {}\n", run.source->tiles().size(), run.source->tile_size(),
                run.model->description());
     if (!plan.model_card.empty()) fmt::print("#   model card: {}\n", plan.model_card);
@@ -330,6 +347,7 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
   auto communicator = join(plan, ranks, early_store, done, all_tiles, todo.size());
 
   auto summary = base_summary(ranks, plan.device);
+  describe_model(summary, plan.output.class_names, plan.model_card);
   summary.warnings = run.model->warnings();
   auto outcome = Outcome::kStopped;
   RasterFailures failed;

@@ -207,6 +207,8 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   warnings_ = plan.warnings;
 
   module_ = load_script(options.model, channels);
+  // Before freezing, which folds the weights into constants.
+  const auto first_layer_takes = first_layer_bands(module_);
   module_.eval();
   module_.to(device_);
   // Autocast keeps the weights fp32 and picks each operator's precision; without it
@@ -239,8 +241,8 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
     dummy_output_ = forward(torch::zeros({1, channels, options.tile_size, options.tile_size}));
   } catch (const std::exception& failure) {
     const auto cause = first_line(failure.what());
-    if (const auto takes = first_layer_bands(module_); takes && *takes != channels) {
-      throw UsageError(band_count_mismatch(options, channels, *takes));
+    if (first_layer_takes && *first_layer_takes != channels) {
+      throw UsageError(band_count_mismatch(options, channels, *first_layer_takes));
     }
     throw UsageError(fmt::format(
         "model '{}' fails on a tile of shape [1, {}, {}, {}] (batch, bands, height, width): {}; {}", options.model,

@@ -35,8 +35,8 @@ struct ModelOptions {
   int tile_size = 1024;                    // the one-tile check's side
   // The model card's settings the model must agree with, and how to name the card in
   // messages ("the model card in model.pt"); empty: no card.
-  std::string card_name;
-  std::vector<int> card_bands;  // bands= as the card gives them; empty: the card has none
+  std::string card_name{};
+  std::vector<int> card_bands{};  // bands= as the card gives them; empty: the card has none
 };
 
 class TileModel {

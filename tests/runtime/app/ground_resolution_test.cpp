@@ -1,5 +1,5 @@
 // Rasters read at the model's ground resolution (issue 34) through the whole `mgpr`
-// command: a detector told gsd=0.2 on a 0.1 m raster finds its squares where it finds
+// command: a detector whose model card says gsd 0.2, on a 0.1 m raster, finds its squares where it finds
 // them on the raster warped to 0.2 m by GDAL beforehand; the segmenter's class raster
 // is at 0.2 m over the raster's footprint; within the tolerance and with resample=false
 // the raster is read as it is; a raster in degrees is refused with the fix.
@@ -94,12 +94,13 @@ void expect_same_boxes(const fs::path& found, const fs::path& expected, double t
 TEST_F(MgprCli, GroundResolutionDetectorAtItsGsdFindsWhatItFindsOnTheWarpedRaster) {
   const auto raster = write_squares(path("gsd-squares.tif"));
   const auto warped = warp(raster, path("gsd-squares-0.2m.tif"), 0.2);
-  const auto model = test_model("detector", "gsd-detector.pt", {"--threshold", "0.99"});
+  // The model's card says it was trained at 0.2 m: no key tells mgpr so.
+  const auto model =
+      test_model("detector", "gsd-detector.pt", {"--threshold", "0.99", "--card", R"({"mgpr_card": 1, "gsd": 0.2})"});
   ASSERT_FALSE(HasFailure());
 
-  auto at_gsd = detect(raster, model, path("gsd-detect"));
-  at_gsd.emplace_back("gsd=0.2");
-  const auto resampled = mgpr(at_gsd);
+  const auto resampled = mgpr(detect(raster, model, path("gsd-detect")));
+  EXPECT_TRUE(contains(resampled.out, "read at the model's 0.2 m (average)")) << resampled.out;
   ASSERT_EQ(resampled.exit_code, 0) << resampled.out << resampled.err;
   const auto reference = mgpr(detect(warped, model, path("gsd-detect-warped")));
   ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
