@@ -34,4 +34,19 @@ std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options);
 std::optional<ResampledRead> plan_ground_resolution(const GroundResolution& resolution, const OGRSpatialReference* crs,
                                                     RasterDescription& description);
 
+// What plan_ground_resolution needs of a CRS: whether it is in degrees and, when not,
+// metres per CRS unit. Kept apart from the CRS so that rasters sharing one need not
+// build it again.
+struct CrsUnits {
+  bool geographic = false;
+  double metres_per_unit = 1.0;  // unused when geographic
+};
+
+// The CRS's units, or nullopt when crs is nullptr.
+std::optional<CrsUnits> crs_units(const OGRSpatialReference* crs);
+
+// plan_ground_resolution with the CRS's units given (nullopt: no CRS).
+std::optional<ResampledRead> plan_ground_resolution(const GroundResolution& resolution,
+                                                    const std::optional<CrsUnits>& crs, RasterDescription& description);
+
 }  // namespace mgpr::runtime

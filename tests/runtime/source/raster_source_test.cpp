@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
+#include <ogr_spatialref.h>
 
 #include <array>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "source/raster_source.hpp"
@@ -286,6 +288,78 @@ TEST(RasterSource, ReaderPoolReadsTheSameTilesAsOneReader) {
     pool.recycle(std::move(*data));
   }
   EXPECT_EQ(received, tiles.size());
+}
+
+// A 16x16 Byte GeoTIFF of 2-unit pixels in `crs` (empty: none), written with `options`.
+std::string write_georeferenced(const std::string& path, const std::string& crs,
+                                const std::vector<std::string>& options = {}) {
+  mgpr::runtime::initialise_gdal();
+  std::vector<const char*> list;
+  for (const auto& option : options) list.push_back(option.c_str());
+  list.push_back(nullptr);
+  auto* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
+  GDALDatasetUniquePtr dataset(driver->Create(path.c_str(), 16, 16, 1, GDT_Byte, const_cast<char**>(list.data())));
+  std::array<double, 6> geotransform{500000.0, 2.0, 0.0, 4000000.0, 0.0, -2.0};
+  dataset->SetGeoTransform(geotransform.data());
+  if (!crs.empty()) {
+    OGRSpatialReference srs;
+    srs.SetFromUserInput(crs.c_str());
+    dataset->SetSpatialRef(&srs);
+  }
+  return path;
+}
+
+// GDAL's own CRS of a raster, as WKT: what each raster's description must hold.
+std::pair<std::string, double> gdal_crs(const std::string& path) {
+  GDALDatasetUniquePtr dataset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+  const auto* srs = dataset->GetSpatialRef();
+  if (srs == nullptr) return {"", 0.0};
+  char* wkt = nullptr;
+  srs->exportToWkt(&wkt);
+  std::string text = wkt;
+  CPLFree(wkt);
+  return {text, srs->IsGeographic() ? 0.0 : srs->GetLinearUnits(nullptr)};
+}
+
+// Rasters with the same GeoTIFF keys share what is derived from their CRS; each must still
+// get exactly GDAL's CRS, also where a sidecar overrides the keys or the bytes differ.
+TEST(RasterSource, EachRasterGetsGdalsCrsWhenRastersShareTheirKeys) {
+  TempDir scratch;
+  const std::string utm = "EPSG:32633";
+  std::vector<std::string> paths = {
+      write_georeferenced(scratch.file("utm-a.tif"), utm),
+      write_georeferenced(scratch.file("utm-b.tif"), utm),
+      write_georeferenced(scratch.file("feet.tif"), "EPSG:2263"),
+      write_georeferenced(scratch.file("utm-big-endian.tif"), utm, {"ENDIANNESS=BIG", "BIGTIFF=YES"}),
+      write_georeferenced(scratch.file("none.tif"), ""),
+      write_georeferenced(scratch.file("degrees.tif"), "EPSG:4326"),
+      write_georeferenced(scratch.file("utm-pam.tif"), utm),
+      write_georeferenced(scratch.file("utm-c.tif"), utm, {"TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"}),
+  };
+  {
+    // Opened read-only, the CRS set goes to utm-pam.tif.aux.xml, which GDAL prefers to the
+    // file's own keys (the same as utm-a.tif's).
+    GDALDatasetUniquePtr pam(GDALDataset::Open(paths[6].c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+    OGRSpatialReference other;
+    other.SetFromUserInput("EPSG:32634");
+    ASSERT_EQ(pam->SetSpatialRef(&other), CE_None);
+  }
+  ASSERT_NE(gdal_crs(paths[6]).first, gdal_crs(paths[0]).first);
+  for (const int threads : {1, 3}) {
+    SourceOptions config;
+    config.tile_size = 16;
+    config.open_threads = threads;
+    config.rasters = paths;
+    const auto source = mgpr::runtime::make_tile_source(config);
+    ASSERT_EQ(source->rasters().size(), paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      SCOPED_TRACE(fmt::format("{} on {} threads", paths[i], threads));
+      const auto& raster = source->rasters()[i];
+      const auto [wkt, metres_per_unit] = gdal_crs(paths[i]);
+      EXPECT_EQ(raster.crs_wkt, wkt);
+      EXPECT_DOUBLE_EQ(raster.resolution_m, 2.0 * metres_per_unit);  // 0: unknown (no CRS, or degrees)
+    }
+  }
 }
 
 TEST(RasterSource, SetsASmallGdalCacheUnlessTheUserChoseOne) {
