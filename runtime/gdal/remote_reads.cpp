@@ -91,6 +91,10 @@ std::string credentials_fix(std::string_view prefix) {
 
 bool is_remote_path(std::string_view path) { return network_prefix(path).second != std::string_view::npos; }
 
+bool is_plain_path(std::string_view path) {
+  return !path.starts_with("/vsi") && path.find(':') == std::string_view::npos;
+}
+
 const std::vector<RemoteReadSetting>& remote_read_defaults() {
   static const std::vector<RemoteReadSetting> defaults = {
       // A window over several COG blocks in one request when the blocks are adjacent.

@@ -15,6 +15,10 @@ namespace mgpr::runtime {
 // file system (/vsizip//vsis3/...).
 bool is_remote_path(std::string_view path);
 
+// A path GDAL opens as a local file, which the file system can be asked about: not a
+// /vsi path, and no "DRIVER:file:subdataset" form.
+bool is_plain_path(std::string_view path);
+
 // One GDAL configuration option mgpr sets for remote reads unless the user set it.
 struct RemoteReadSetting {
   std::string_view key;

@@ -1,6 +1,5 @@
 #include "source/raster_source.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,7 +7,6 @@
 #include <cpl_error.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <gdal_pam.h>
 #include <ogr_spatialref.h>
 
 #include <algorithm>
@@ -24,13 +22,14 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include "gdal/gdal_errors.hpp"
 #include "gdal/remote_reads.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/tile_limits.hpp"
+#include "source/crs_cache.hpp"
+#include "source/ground_resolution.hpp"
 #include "source/missing_pixels.hpp"
 #include "source/raster_reader.hpp"
 #include "source/read_retry.hpp"
@@ -41,10 +40,6 @@ namespace {
 std::string plural(std::size_t count, std::string_view noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
-
-// GDAL also opens "/vsicurl/...", "NETCDF:file:var" and the like; only plain paths can
-// be told missing by looking at the file system.
-bool is_plain_path(const std::string& path) { return !path.starts_with("/vsi") && path.find(':') == std::string::npos; }
 
 // What a path is when it is neither a file nor a folder (which some formats are); empty
 // otherwise. GDAL's open of a FIFO waits for a writer, forever.
@@ -181,141 +176,6 @@ void probe_last_pixel(GDALDataset& dataset, const RasterDescription& description
   }
 }
 
-// The raw GeoTIFF keys of a TIFF file's first image (the GeoKeyDirectory, GeoDoubleParams
-// and GeoAsciiParams tags, as stored, with the byte order): all that GDAL derives the
-// image's CRS from, unless a sidecar overrides it. Nullopt when the file has no GeoKey
-// directory or is not a TIFF read here; a few small reads of the file's header.
-std::optional<std::string> geotiff_keys(const std::string& path) {
-  const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file < 0) return std::nullopt;
-  struct Closer {
-    int file;
-    ~Closer() { ::close(file); }
-  } const closer{file};
-  const auto read_at = [&](std::uint64_t offset, std::size_t size, std::string& into) {
-    into.resize(size);
-    return offset <= static_cast<std::uint64_t>(std::numeric_limits<off_t>::max()) &&
-           ::pread(file, into.data(), size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
-  };
-  std::string header;
-  if (!read_at(0, 8, header)) return std::nullopt;
-  const bool little = header.starts_with("II");
-  if (!little && !header.starts_with("MM")) return std::nullopt;
-  const auto number = [little](const char* bytes, int size) {
-    std::uint64_t value = 0;
-    for (int i = 0; i < size; ++i) {
-      const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[little ? size - 1 - i : i]));
-      value = (value << 8) | byte;
-    }
-    return value;
-  };
-  const auto version = number(header.data() + 2, 2);
-  const bool big_tiff = version == 43;
-  if (version != 42 && !big_tiff) return std::nullopt;
-  std::uint64_t directory = number(header.data() + 4, 4);
-  if (big_tiff) {
-    if (number(header.data() + 4, 2) != 8 || !read_at(8, 8, header)) return std::nullopt;
-    directory = number(header.data(), 8);
-  }
-  const int count_size = big_tiff ? 8 : 2;
-  const int entry_size = big_tiff ? 20 : 12;
-  const int value_size = big_tiff ? 8 : 4;
-  std::string entries;
-  if (!read_at(directory, static_cast<std::size_t>(count_size), entries)) return std::nullopt;
-  const auto entry_count = number(entries.data(), count_size);
-  if (entry_count == 0 || entry_count > 4096 ||
-      !read_at(directory + static_cast<std::uint64_t>(count_size), entry_count * entry_size, entries)) {
-    return std::nullopt;
-  }
-  std::string key(1, little ? 'I' : 'M');
-  bool has_directory = false;
-  for (std::uint64_t i = 0; i < entry_count; ++i) {
-    const char* entry = entries.data() + i * entry_size;
-    const auto tag = number(entry, 2);
-    if (tag != 34735 && tag != 34736 && tag != 34737) continue;
-    // SHORT, DOUBLE and ASCII, as the GeoTIFF specification has them; anything else is
-    // left to GDAL.
-    const auto type = number(entry + 2, 2);
-    const int item_size = tag == 34735 ? 2 : tag == 34736 ? 8 : 1;
-    if (type != (tag == 34735 ? 3U : tag == 34736 ? 12U : 2U)) return std::nullopt;
-    const auto items = number(entry + 4, value_size);
-    if (items > (std::uint64_t{1} << 20)) return std::nullopt;
-    const auto bytes = items * item_size;
-    const char* value = entry + 4 + value_size;
-    std::string data;
-    if (bytes <= static_cast<std::uint64_t>(value_size)) {
-      data.assign(value, bytes);
-    } else if (!read_at(number(value, value_size), bytes, data)) {
-      return std::nullopt;
-    }
-    has_directory = has_directory || tag == 34735;
-    key += fmt::format("{}:{}:", tag, bytes);
-    key += data;
-  }
-  if (!has_directory) return std::nullopt;
-  return key;
-}
-
-// What a raster's CRS gives its description and plan.
-struct RasterCrs {
-  bool present = false;
-  std::string wkt;  // empty when absent or not exportable
-  std::optional<CrsUnits> units;
-};
-
-RasterCrs raster_crs_of(const OGRSpatialReference* srs) {
-  RasterCrs crs;
-  if (srs == nullptr) return crs;
-  crs.present = true;
-  char* wkt = nullptr;
-  if (srs->exportToWkt(&wkt) == OGRERR_NONE && wkt != nullptr) crs.wkt = wkt;
-  CPLFree(wkt);
-  crs.units = crs_units(srs);
-  return crs;
-}
-
-// GDAL builds a GeoTIFF's CRS from its GeoTIFF keys with lookups in PROJ's database, about
-// 0.4 ms a raster, while the rasters of a folder nearly always share their keys. So within
-// one run, the CRS of a GeoTIFF whose keys were seen before is taken from the first raster
-// that had them. Only where GDAL's CRS is a function of the keys alone: a local GeoTIFF,
-// no GCPs, no CRS from a PAM sidecar (.aux.xml, .aux: they come before the keys), the
-// default georeferencing sources, and the first one's keys gave a CRS (when they give
-// none, GDAL looks further, at files beside the raster). Opened on several threads.
-class CrsCache {
- public:
-  RasterCrs crs_of(GDALDataset& dataset, const std::string& path) {
-    const auto key = key_of(dataset, path);
-    if (key) {
-      const std::lock_guard lock(mutex_);
-      if (const auto found = known_.find(*key); found != known_.end()) return found->second;
-    }
-    auto crs = raster_crs_of(dataset.GetSpatialRef());
-    if (key && crs.present) {
-      const std::lock_guard lock(mutex_);
-      known_.emplace(*key, crs);
-    }
-    return crs;
-  }
-
- private:
-  static std::optional<std::string> key_of(GDALDataset& dataset, const std::string& path) {
-    const auto* driver = dataset.GetDriver();
-    if (driver == nullptr || std::string_view(driver->GetDescription()) != "GTiff" || !is_plain_path(path) ||
-        CPLGetConfigOption("GDAL_GEOREF_SOURCES", nullptr) != nullptr) {
-      return std::nullopt;
-    }
-    // GetGCPCount loads the georeferencing and the PAM sidecars first, as GetSpatialRef does.
-    auto* pam = dynamic_cast<GDALPamDataset*>(&dataset);
-    if (pam == nullptr || dataset.GetGCPCount() != 0 || pam->GDALPamDataset::GetSpatialRef() != nullptr) {
-      return std::nullopt;
-    }
-    return geotiff_keys(path);
-  }
-
-  std::mutex mutex_;
-  std::unordered_map<std::string, RasterCrs> known_;
-};
-
 OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options, bool probe_end, CrsCache& crs_cache) {
   // While opening at start-up GDAL's message goes into the UsageError, so it is not also
   // printed on its own without the fix.
@@ -397,149 +257,7 @@ OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options
   return opened;
 }
 
-// "0.1 m", "0.3048 m", "30 m".
-std::string metres(double value) { return fmt::format("{:.4g} m", value); }
-
-// GDAL's resampling on read for resampling=NAME; auto: average when the model's pixels
-// are larger than the raster's (each takes the mean of the pixels it covers), bilinear
-// when smaller.
-std::pair<GDALRIOResampleAlg, std::string_view> resampling_of(const std::string& method, bool coarsening) {
-  static constexpr std::array<std::pair<std::string_view, GDALRIOResampleAlg>, 7> kMethods{{
-      {"nearest", GRIORA_NearestNeighbour},
-      {"bilinear", GRIORA_Bilinear},
-      {"cubic", GRIORA_Cubic},
-      {"cubicspline", GRIORA_CubicSpline},
-      {"lanczos", GRIORA_Lanczos},
-      {"average", GRIORA_Average},
-      {"mode", GRIORA_Mode},
-  }};
-  const std::string_view name = method == "auto" || method.empty() ? (coarsening ? "average" : "bilinear") : method;
-  for (const auto& [known, algorithm] : kMethods) {
-    if (known == name) return {algorithm, known};
-  }
-  // The configuration checks the name against kResamplingNames before any stage runs.
-  throw std::logic_error(fmt::format("resampling={} reached the source unchecked", method));
-}
-
-// The EPSG code of the UTM zone of a longitude and latitude (WGS 84), for the fix of a
-// raster in degrees; nullopt outside the ranges of degrees.
-std::optional<int> utm_epsg(double longitude, double latitude) {
-  if (!(longitude >= -180.0 && longitude <= 180.0 && latitude >= -90.0 && latitude <= 90.0)) return std::nullopt;
-  const int zone = std::clamp(static_cast<int>(std::floor((longitude + 180.0) / 6.0)) + 1, 1, 60);
-  return (latitude >= 0 ? 32600 : 32700) + zone;
-}
-
 }  // namespace
-
-std::optional<CrsUnits> crs_units(const OGRSpatialReference* crs) {
-  if (crs == nullptr) return std::nullopt;
-  CrsUnits units;
-  units.geographic = crs->IsGeographic();
-  if (!units.geographic) units.metres_per_unit = crs->GetLinearUnits(nullptr);
-  return units;
-}
-
-std::optional<ResampledRead> plan_ground_resolution(const GroundResolution& resolution, const OGRSpatialReference* crs,
-                                                    RasterDescription& description) {
-  return plan_ground_resolution(resolution, crs_units(crs), description);
-}
-
-std::optional<ResampledRead> plan_ground_resolution(const GroundResolution& resolution,
-                                                    const std::optional<CrsUnits>& crs,
-                                                    RasterDescription& description) {
-  const double gsd = resolution.model_gsd;
-  const bool model_known = gsd > 0;
-  const std::string model = model_known ? fmt::format("the model's {}", metres(gsd)) : std::string();
-  if (!description.geotransform || description.geotransform->is_identity()) {
-    description.resolution_note =
-        model_known ? fmt::format("unknown (no georeferencing): read as it is, not compared with {}", model)
-                    : "unknown (no georeferencing)";
-    description.resolution_warning = model_known;
-    return std::nullopt;
-  }
-  const auto& terms = description.geotransform->terms();
-  // A pixel's sides, rotation or not: the lengths of the column and row steps.
-  const double pixel_x = std::hypot(terms[1], terms[4]);
-  const double pixel_y = std::hypot(terms[2], terms[5]);
-  if (!crs) {
-    description.resolution_note =
-        model_known
-            ? fmt::format("unknown (no CRS, so its units are unknown): read as it is, not compared with {}", model)
-            : "unknown (no CRS, so its units are unknown)";
-    description.resolution_warning = model_known;
-    return std::nullopt;
-  }
-  if (crs->geographic) {
-    const std::string degrees = fmt::format("{:.3g} degrees", pixel_x);
-    if (model_known && resolution.resample) {
-      const auto centre = description.geotransform->to_map(description.width / 2.0, description.height / 2.0);
-      const auto epsg = utm_epsg(centre.x, centre.y);
-      throw UsageError(fmt::format(
-          "raster '{}' has a CRS in degrees (pixels of {}), so it cannot be read at the model's gsd={} m, which is "
-          "in metres; reproject it to a projected CRS first, e.g. `gdalwarp -t_srs {} -tr {} {} -r average {} "
-          "out.tif`{}, or pass resample=false to read it as it is",
-          description.path, degrees, gsd, epsg ? fmt::format("EPSG:{}", *epsg) : "EPSG:<UTM zone>", gsd, gsd,
-          description.path, epsg ? fmt::format(" (EPSG:{} is the UTM zone at its centre)", *epsg) : ""));
-    }
-    description.resolution_note =
-        model_known ? fmt::format("{} (a CRS in degrees): read as it is, not compared with {}", degrees, model)
-                    : fmt::format("{} (a CRS in degrees)", degrees);
-    description.resolution_warning = model_known;
-    return std::nullopt;
-  }
-  const double unit = crs->metres_per_unit;
-  const double metres_x = pixel_x * unit;
-  const double metres_y = pixel_y * unit;
-  description.resolution_m = metres_x;
-  const bool square = std::abs(metres_x - metres_y) <= 1e-9 * std::max(metres_x, metres_y);
-  const std::string own = square ? metres(metres_x) : fmt::format("{:.4g} x {}", metres_x, metres(metres_y));
-  if (!model_known) {
-    description.resolution_note = fmt::format("{}; the model's gsd is unknown (set gsd= or use a model card)", own);
-    return std::nullopt;
-  }
-  const auto differs = [&](double size) { return std::abs(size - gsd) / gsd > resolution.tolerance; };
-  if (!differs(metres_x) && !differs(metres_y)) {
-    description.resolution_note = metres_x == gsd && square
-                                      ? own
-                                      : fmt::format("{}, within {:g}% of {}", own, resolution.tolerance * 100.0, model);
-    return std::nullopt;
-  }
-  if (!resolution.resample) {
-    description.resolution_note = fmt::format(
-        "{}, read as it is (resample=false) although the model's gsd is {}: objects are {:.2g}x as many pixels "
-        "across as the model expects",
-        own, metres(gsd), gsd / metres_x);
-    description.resolution_warning = true;
-    return std::nullopt;
-  }
-
-  ResampledRead read;
-  read.native_width = description.width;
-  read.native_height = description.height;
-  const double target = gsd / unit;  // the model's pixel in CRS units
-  read.x_ratio = target / pixel_x;
-  read.y_ratio = target / pixel_y;
-  const auto [algorithm, method] = resampling_of(resolution.method, read.x_ratio > 1.0);
-  read.data = algorithm;
-  const double width = std::max(1.0, std::round(description.width / read.x_ratio));
-  const double height = std::max(1.0, std::round(description.height / read.y_ratio));
-  if (width > std::numeric_limits<int>::max() || height > std::numeric_limits<int>::max()) {
-    throw UsageError(
-        fmt::format("raster '{}' ({}) read at the model's gsd={} m would be {:.0f} x {:.0f} pixels, more than mgpr "
-                    "counts; check gsd=, or pass resample=false",
-                    description.path, own, gsd, width, height));
-  }
-  description.native_grid =
-      RasterDescription::NativeGrid{description.width, description.height, *description.geotransform};
-  // Same origin and directions, each step stretched to the model's pixel.
-  description.geotransform =
-      GeoTransform(std::array<double, 6>{terms[0], terms[1] * read.x_ratio, terms[2] * read.y_ratio, terms[3],
-                                         terms[4] * read.x_ratio, terms[5] * read.y_ratio});
-  description.width = static_cast<int>(width);
-  description.height = static_cast<int>(height);
-  description.resolution_note = fmt::format("{}, read at {} ({})", own, model, method);
-  return read;
-}
 
 namespace {
 
