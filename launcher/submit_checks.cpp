@@ -40,11 +40,29 @@ void check_writable_dir(const std::string& path) {
   }
 }
 
+// A URL that carries its own credentials: a query string (a presigned URL's signature, a
+// SAS token) or user:password@. Such an input given directly would be written into the
+// job script, which the cluster's administrators and its spool keep; a list file stays
+// the user's and is read by the job.
+void refuse_credentials_in_job_script(const RunConfig& config) {
+  for (const auto& input : config.image_path) {
+    if (input.starts_with('@') || !is_remote_input(input)) continue;
+    const auto shown = redact_input(input);
+    if (shown == input) continue;
+    throw UsageError(fmt::format(
+        "input '{}' carries credentials in its URL (a query string, such as a presigned URL's signature, or "
+        "user:password@), and mgpr-submit would write it into the job script; put the URL in a list file only you "
+        "can read, one URL a line (umask 077; echo 'URL' > urls.txt), and pass @urls.txt instead",
+        shown));
+  }
+}
+
 }  // namespace
 
 InputCheck check_inputs(const RunConfig& config) {
   InputCheck checked;
   if (!config.use_fake_data) {
+    refuse_credentials_in_job_script(config);
     for (const auto& raster : expand_inputs(config.image_path, {config.image_glob, config.recursive})) {
       if (is_remote_input(raster)) {
         checked.remote.push_back(raster);

@@ -56,5 +56,23 @@ TEST(SubmitChecks, RemoteRastersAreExplainedWithTheMissingCredentialsAndNoSecret
   EXPECT_TRUE(remote_input_notes({}, {}).empty());
 }
 
+TEST(SubmitChecks, AUrlWithCredentialsIsRefusedOnTheCommandLineAndTakenFromAListFile) {
+  const test::TempDir dir;
+  const std::string presigned = "https://bucket.example.org/o.tif?X-Amz-Credential=AKIA&X-Amz-Signature=s3cr3t";
+  for (const auto& input : {presigned, std::string("https://user:pa55@example.org/o.tif")}) {
+    const auto refused = test::error_of([&] { check_inputs(config_with({input}, dir)); });
+    EXPECT_THAT(refused, HasSubstr("carries credentials in its URL")) << input;
+    EXPECT_THAT(refused, HasSubstr("@urls.txt")) << input;
+    EXPECT_THAT(refused, Not(HasSubstr("s3cr3t")));
+    EXPECT_THAT(refused, Not(HasSubstr("pa55")));
+  }
+  // In a list file the URL stays in the user's file; the job script names the file.
+  std::ofstream(dir.file("urls.txt")) << presigned << "\n";
+  const auto checked = check_inputs(config_with({"@" + dir.file("urls.txt")}, dir));
+  EXPECT_EQ(checked.remote.size(), 1U);
+  // A URL without credentials is passed as it is.
+  EXPECT_EQ(check_inputs(config_with({"https://example.org/o.tif"}, dir)).remote.size(), 1U);
+}
+
 }  // namespace
 }  // namespace mgpr::launcher
