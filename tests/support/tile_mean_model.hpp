@@ -8,7 +8,7 @@
 
 namespace mgpr::test {
 
-inline std::filesystem::path save_tile_mean_model(const std::filesystem::path& dir) {
+inline torch::jit::Module tile_mean_module() {
   torch::jit::Module module("TileMean");
   module.register_attribute("training", c10::BoolType::get(), false);
   module.define(R"(
@@ -16,8 +16,12 @@ def forward(self, x):
     m = torch.mean(x, [1, 2, 3])
     return torch.stack([m, -m], 1)
 )");
+  return module;
+}
+
+inline std::filesystem::path save_tile_mean_model(const std::filesystem::path& dir) {
   const auto file = dir / "mean.pt";
-  module.save(file.string());
+  tile_mean_module().save(file.string());
   return file;
 }
 

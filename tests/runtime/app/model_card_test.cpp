@@ -14,14 +14,7 @@ using namespace mgpr::test::cli;  // NOLINT: the suite's fixture and helpers
 
 // The suite's tile-mean classifier (two logits: the tile's mean and its negation) with a card.
 fs::path tile_mean_with_card(const fs::path& file, const std::string& card) {
-  torch::jit::Module module("TileMean");
-  module.register_attribute("training", c10::BoolType::get(), false);
-  module.define(R"(
-def forward(self, x):
-    m = torch.mean(x, [1, 2, 3])
-    return torch.stack([m, -m], 1)
-)");
-  module.save(file.string(), {{"mgpr.json", card}});
+  mgpr::test::tile_mean_module().save(file.string(), {{"mgpr.json", card}});
   return file;
 }
 
