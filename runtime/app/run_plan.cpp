@@ -103,6 +103,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   plan.source = source_options(config);
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);
+  plan.source.readers = config.workers;
   plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size, {}, {}};
   plan.class_names_origin = "class_names=";
   if (card) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <mutex>
 #include <regex>
+#include <string>
 
 namespace mgpr::runtime {
 namespace {
@@ -113,9 +114,7 @@ const std::vector<RemoteReadSetting>& remote_read_defaults() {
       // Read-ahead of small reads (the TIFF header and tile index): 64 KiB a request
       // instead of 16 KiB. Whole blocks are fetched by range whatever this size.
       {"CPL_VSIL_CURL_CHUNK_SIZE", "65536"},
-      // The downloaded blocks GDAL keeps, shared by every handle (every reader thread):
-      // 128 MiB, room for the read-ahead of several readers of 1024² tiles.
-      {"CPL_VSIL_CURL_CACHE_SIZE", "134217728"},
+      // The downloaded blocks GDAL keeps: sized by the readers, size_remote_block_cache.
   };
   return defaults;
 }
@@ -130,6 +129,15 @@ void configure_remote_reads() {
       }
     }
   });
+}
+
+void size_remote_block_cache(int readers) {
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  if (CPLGetConfigOption("CPL_VSIL_CURL_CACHE_SIZE", nullptr) != nullptr) return;
+  const auto bytes =
+      std::clamp(kRemoteCacheBytesPerReader * std::max(1, readers), kRemoteCacheMinBytes, kRemoteCacheMaxBytes);
+  CPLSetConfigOption("CPL_VSIL_CURL_CACHE_SIZE", std::to_string(bytes).c_str());
 }
 
 OpenWithoutListing::OpenWithoutListing(std::string_view path) {

@@ -3,6 +3,7 @@
 // GDAL's other network file systems), GDAL's settings for reading them from object
 // storage, and their failures told in words that name the URL or bucket and never a
 // secret.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,16 @@ const std::vector<RemoteReadSetting>& remote_read_defaults();
 // Sets each of remote_read_defaults() as a GDAL configuration option unless the user
 // already set it (environment variable or an earlier CPLSetConfigOption). Idempotent.
 void configure_remote_reads();
+
+// GDAL's cache of downloaded blocks (CPL_VSIL_CURL_CACHE_SIZE), shared by every handle:
+// kRemoteCacheBytesPerReader for each of `readers` reader threads, so each keeps the
+// blocks of the windows it reads ahead, within [kRemoteCacheMinBytes,
+// kRemoteCacheMaxBytes]. Left alone when already set (by the user, or by an earlier call:
+// GDAL sizes the cache once, at the first remote read, so this must come before it).
+inline constexpr std::int64_t kRemoteCacheBytesPerReader = std::int64_t{32} << 20;
+inline constexpr std::int64_t kRemoteCacheMinBytes = std::int64_t{128} << 20;
+inline constexpr std::int64_t kRemoteCacheMaxBytes = std::int64_t{1} << 30;
+void size_remote_block_cache(int readers);
 
 // While it lives, opening `path` on this thread does not list its folder for side-car
 // files (GDAL_DISABLE_READDIR_ON_OPEN). A remote raster gets EMPTY_DIR: no side-car is

@@ -348,6 +348,11 @@ std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
         "no raster given: pass RASTER paths (or image_path=...), or use_fake_data=true for a "
         "fake-data environment check");
   }
+  // Before the first remote read, which sizes GDAL's block cache once.
+  if (std::any_of(options.rasters.begin(), options.rasters.end(),
+                  [](const std::string& raster) { return is_remote_path(raster); })) {
+    size_remote_block_cache(options.readers);
+  }
   std::vector<RasterDescription> rasters;
   std::vector<RasterReadPlan> plans;
   for (auto& opened : open_all(options)) {

@@ -45,6 +45,7 @@ struct SourceOptions {
   int tile_size = 1024;
   int overlap = 0;
   GroundResolution resolution;  // tile_size and overlap count pixels at resolution.model_gsd when read so
+  int readers = 1;              // threads that read tiles during the run (workers=)
   int open_threads = 1;         // threads that open and check the rasters at start-up
 };
 
