@@ -39,12 +39,7 @@ std::vector<std::string> category_names(const fs::path& raster) {
 void segment_every_tile(mgpr::runtime::TaskOutput& output, const OutputPlan& plan) {
   std::vector<mgpr::runtime::TileData> batch;
   for (const auto& tile : plan.tiles) {
-    mgpr::runtime::TileData data;
-    data.tile = tile;
-    data.channels = 1;
-    data.height = kTile;
-    data.width = kTile;
-    batch.push_back(data);
+    batch.push_back(tile_data(tile));
   }
   auto scores = torch::zeros({static_cast<std::int64_t>(batch.size()), 2, kTile, kTile});
   scores.index_put_({torch::indexing::Slice(), 1, torch::indexing::Slice(), torch::indexing::Slice(0, kTile / 2)}, 1.0);

@@ -103,6 +103,16 @@ inline TileResults results(const OutputPlan& plan, const RasterFailures& failed)
   return all;
 }
 
+// `tile`'s data as a reader hands it on: one channel of kTile x kTile pixels.
+inline mgpr::runtime::TileData tile_data(const mgpr::runtime::Tile& tile) {
+  mgpr::runtime::TileData data;
+  data.tile = tile;
+  data.channels = 1;
+  data.height = kTile;
+  data.width = kTile;
+  return data;
+}
+
 inline std::vector<std::string> names_in(const fs::path& folder) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename());

@@ -184,12 +184,7 @@ TEST(RunOutputs, SegmentKeepsMosaicsPerRasterAndListsTheRasters) {
   std::vector<mgpr::runtime::TileData> batch;
   for (const auto& tile : run.plan.tiles) {
     if (tile.id.image == 1 && batch.size() > 4) continue;  // b: its first tile only
-    mgpr::runtime::TileData data;
-    data.tile = tile;
-    data.channels = 1;
-    data.height = kTile;
-    data.width = kTile;
-    batch.push_back(data);
+    batch.push_back(tile_data(tile));
   }
   output->consume(batch, torch::zeros({static_cast<std::int64_t>(batch.size()), 2, kTile, kTile}));
   const auto written = output->write_outputs(output->new_results(), failed);
