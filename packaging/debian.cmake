@@ -73,15 +73,27 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "")
 set(CPACK_DEBIAN_PLUGIN_DEB_PACKAGE_SECTION admin)
 # Debian's extended descriptions: a summary line, then lines indented by CPack.
+# The runtime links Debian's LibTorch, which is built for the CPU only: the package says
+# so, and where a GPU runtime comes from (scripts/bundle, docs/install.md).
 string(CONCAT CPACK_COMPONENT_RUNTIME_DESCRIPTION
-       "deep-learning models over large rasters, in tiles, across GPUs and nodes\n"
+       "deep-learning models over large rasters, in tiles (CPU-only runtime)\n"
        "mgpr reads rasters in tiles with GDAL, shards the tiles over ranks, runs a\n"
        "TorchScript model with LibTorch and writes georeferenced results (GeoPackage,\n"
-       "GeoTIFF, CSV) with a per-rank summary. Also mgpr-test-image.")
+       "GeoTIFF, CSV) with a per-rank summary. Also mgpr-test-image.\n"
+       ".\n"
+       "This runtime is CPU-only: it links Debian's LibTorch, which is built without\n"
+       "CUDA, so it runs no model on a GPU. For GPU nodes, install mgpr's relocatable\n"
+       "bundle instead (a tarball built by the project's scripts/bundle against\n"
+       "PyTorch's CUDA LibTorch, carrying its libraries; see the project's\n"
+       "docs/install.md), and use the bundle's mgpr-submit.")
 string(CONCAT CPACK_COMPONENT_LAUNCHER_DESCRIPTION
        "submit mgpr runs to Slurm and read their logs\n"
        "mgpr-submit renders a job script with one task per GPU on every node and\n"
-       "submits it; mgpr-logs turns the ranks' summaries into a table.")
+       "submits it; mgpr-logs turns the ranks' summaries into a table.\n"
+       ".\n"
+       "Jobs run the mgpr installed beside mgpr-submit: with the mgpr package, the\n"
+       "CPU-only runtime. For GPU jobs use the mgpr-submit of mgpr's relocatable\n"
+       "bundle (see the mgpr package's description).")
 string(CONCAT CPACK_COMPONENT_PLUGIN_DEB_DESCRIPTION
        "Slurm SPANK plugin giving each task its rank and one GPU\n"
        "The plugin adds --mgpr options to srun and sbatch, gives every task the\n"
@@ -94,4 +106,23 @@ set(CPACK_DEBIAN_PLUGIN_DEB_PACKAGE_CONTROL_EXTRA ${MGPR_DEB_STAGE}/plugin-contr
 set(CPACK_DEBIAN_PLUGIN_DEB_PACKAGE_DEPENDS "slurm-client (>= ${SLURM_SERIES}), slurm-client (<< ${slurm_next})")
 set(CPACK_DEBIAN_LAUNCHER_PACKAGE_RECOMMENDS "slurm-client, mgpr-spank")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+
+# The packages depend on Debian's LibTorch (dpkg-shlibdeps finds libtorch1.13). A build
+# against another LibTorch (the default build's PyTorch wheel, build-torch2's CUDA wheel)
+# would make a runtime that finds LibTorch by a run path into this machine's out/ or
+# build folders, which no installed system has: cpack refuses there, saying what to do,
+# before it installs or writes anything (tests/package: package.cpack_refuses_*).
+set(MGPR_LIBTORCH_FROM_DEBIAN OFF)
+set(MGPR_LIBTORCH_LOCATION "${MGPR_LIBTORCH_CPU_DIR}")
+if(NOT MGPR_LIBTORCH_CPU_DIR AND TORCH_LIBRARY)
+  get_filename_component(MGPR_LIBTORCH_LOCATION "${TORCH_LIBRARY}" REALPATH)
+  if(MGPR_LIBTORCH_LOCATION MATCHES "^/usr/lib/")
+    set(MGPR_LIBTORCH_FROM_DEBIAN ON)
+  endif()
+endif()
+if(NOT MGPR_LIBTORCH_FROM_DEBIAN)
+  set(MGPR_CPACK_BUILD_DIR ${CMAKE_BINARY_DIR})
+  configure_file(${MGPR_DEB_DIR}/refuse_cpack.cmake.in ${MGPR_DEB_STAGE}/refuse_cpack.cmake @ONLY)
+  set(CPACK_PROJECT_CONFIG_FILE ${MGPR_DEB_STAGE}/refuse_cpack.cmake)
+endif()
 include(CPack)
