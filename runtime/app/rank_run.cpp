@@ -22,6 +22,7 @@
 #include "mgpr/process.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
+#include "model/cuda_backend.hpp"
 #include "model/device_memory.hpp"
 #include "model/model.hpp"
 #include "pipeline/memory_budget.hpp"
@@ -328,6 +329,9 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
   const auto started = Clock::now();
   install_stop_handlers();
   const auto early_store = serve_store_early(ranks, plan.rendezvous);
+  // Two ranks on one GPU are refused before either spends minutes loading the model.
+  if (plan.device.is_cuda)
+    refuse_shared_gpu(ranks, plan.rendezvous, early_store, cuda_backend::device_uuid(plan.device.device.index()));
   auto run = prepare(plan, ranks);
 
   TileResults done = plan.resume ? read_journals(plan.journal_folder) : TileResults{};

@@ -57,6 +57,14 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
 // waits for nobody; a port already taken is refused here as join_run would refuse it.
 std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, const RendezvousOptions& options);
 
+// Before the model loads on a GPU run of several ranks: claims this rank's GPU (`uuid`,
+// cuda_backend::device_uuid) on the run's store, connecting to it early on the ranks
+// other than 0. A rank whose GPU another rank claimed first throws UsageError naming
+// both ranks, the host and the GPU, with the fix; rank 0 then gives every rank that
+// reason at rendezvous. Nothing for a run of one.
+void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& options,
+                       const std::shared_ptr<EarlyStore>& early, const std::string& uuid);
+
 // The world_size-1 communicator: add() on an in-process counter, collectives trivial.
 std::unique_ptr<Communicator> make_local_communicator();
 

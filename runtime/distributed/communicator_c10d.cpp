@@ -19,6 +19,7 @@
 #include "distributed/communicator.hpp"
 #include "distributed/gloo_address.hpp"
 #include "distributed/heartbeat.hpp"
+#include "distributed/nccl_checks.hpp"
 #include "distributed/peer_watch.hpp"
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
@@ -34,6 +35,8 @@ constexpr const char* kArrivedCount = "rendezvous/arrived";
 constexpr const char* kVerdict = "rendezvous/verdict";
 constexpr const char* kVerdictRead = "rendezvous/verdict_read";
 constexpr const char* kLeft = "rendezvous/left";
+// Why a rank refused to start (refuse_shared_gpu), for rank 0 to pass on as its verdict.
+constexpr const char* kRefused = "rendezvous/refused";
 constexpr std::string_view kVerdictOk = "ok";
 constexpr auto kPoll = milliseconds(20);
 
@@ -88,7 +91,7 @@ class SharedStore final : public KeyValueStore {
     const std::lock_guard lock(mutex_);
     return store_->add(key, delta);
   }
-  bool check(const std::string& key) {
+  bool check(const std::string& key) override {
     const std::lock_guard lock(mutex_);
     return store_->check({key});
   }
@@ -211,6 +214,7 @@ class StoreCommunicator final : public Communicator {
   StoreCommunicator& operator=(const StoreCommunicator&) = delete;
 
   void set_collectives(std::unique_ptr<Collectives> collectives) { collectives_ = std::move(collectives); }
+  PeerWatch& peers() { return peers_; }
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int world_size() const override { return world_size_; }
@@ -259,10 +263,20 @@ std::shared_ptr<SharedStore> open_store(const RankEnvironment& ranks, const Rend
   }
 }
 
+// Rank 0's verdict for the others when the run cannot go on, kept up until they read it.
+[[noreturn]] void fail_everyone(SharedStore& store, const std::string& message, std::int64_t arrived) {
+  store.set(kVerdict, message);
+  const auto linger = Clock::now() + kVerdictLinger;
+  while (store.add(kVerdictRead, 0) < arrived - 1 && Clock::now() < linger) std::this_thread::sleep_for(kPoll);
+  throw UsageError(message);
+}
+
 void rank0_rendezvous(SharedStore& store, const RankEnvironment& ranks, const RendezvousOptions& options,
                       const std::string& address, Clock::time_point started) {
   const auto deadline = started + options.timeout;
-  while (store.add(kArrivedCount, 0) < ranks.world_size && Clock::now() < deadline) {
+  for (std::int64_t count = 0; (count = store.add(kArrivedCount, 0)) < ranks.world_size && Clock::now() < deadline;) {
+    // A rank that refused to start never comes: every rank is told why at once.
+    if (store.check(kRefused)) fail_everyone(store, store.get(kRefused), count);
     std::this_thread::sleep_for(kPoll);
   }
   std::vector<std::optional<std::string>> hosts(static_cast<std::size_t>(ranks.world_size));
@@ -277,11 +291,7 @@ void rank0_rendezvous(SharedStore& store, const RankEnvironment& ranks, const Re
     store.set(kVerdict, std::string(kVerdictOk));
     return;
   }
-  const std::string message = missing_ranks_message(hosts, address, options.timeout);
-  store.set(kVerdict, message);
-  const auto linger = Clock::now() + kVerdictLinger;
-  while (store.add(kVerdictRead, 0) < arrived - 1 && Clock::now() < linger) std::this_thread::sleep_for(kPoll);
-  throw UsageError(message);
+  fail_everyone(store, missing_ranks_message(hosts, address, options.timeout), arrived);
 }
 
 void other_rank_rendezvous(SharedStore& store, const RankEnvironment& ranks, const RendezvousOptions& options,
@@ -299,10 +309,18 @@ void other_rank_rendezvous(SharedStore& store, const RankEnvironment& ranks, con
 }
 
 std::unique_ptr<Collectives> make_collectives(SharedStore& store, const RankEnvironment& ranks,
-                                              const RendezvousOptions& options) {
+                                              const RendezvousOptions& options, PeerLiveness& peers) {
   if (options.use_gpu) {
 #ifdef MGPR_HAVE_NCCL
-    return make_nccl_collectives(store, ranks.rank, ranks.world_size, options.device_index);
+    steer_nccl_interface(ranks.master_addr, ranks.master_port);
+    NcclSetup setup;
+    setup.rank = ranks.rank;
+    setup.world_size = ranks.world_size;
+    setup.device_index = options.device_index;
+    setup.timeout = options.collective_timeout;
+    setup.hosts = hosts_of(store, ranks.world_size);
+    setup.peers = &peers;
+    return make_nccl_collectives(store, setup);
 #else
     if (ranks.rank == 0) {
       std::cerr << "mgpr: this build has no NCCL backend (CUDA or NCCL were not found when it was configured): "
@@ -310,6 +328,7 @@ std::unique_ptr<Collectives> make_collectives(SharedStore& store, const RankEnvi
     }
 #endif
   }
+  (void)peers;  // Gloo's collectives run after the peer watch saw every rank come
   try {
     return std::make_unique<GlooCollectives>(store.raw(), ranks, options.collective_timeout);
   } catch (const std::exception& error) {
@@ -368,10 +387,31 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
     other_rank_rendezvous(*store, ranks, options, address);
   }
   auto communicator = std::make_unique<StoreCommunicator>(ranks.rank, ranks.world_size, store, options);
-  communicator->set_collectives(make_collectives(*store, ranks, options));
+  communicator->set_collectives(make_collectives(*store, ranks, options, communicator->peers()));
   // From here on a store call that rank 0 does not answer within peer_timeout fails.
   store->raw()->setTimeout(options.peer_timeout);
   return communicator;
+}
+
+void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& options,
+                       const std::shared_ptr<EarlyStore>& early, const std::string& uuid) {
+  if (ranks.world_size <= 1) return;
+  const auto address = checked_store_address(ranks, options);
+  const auto store = early ? early->store : open_store(ranks, options, address);
+  // A counter per GPU: the first rank on it waits for nobody, a second one knows at once.
+  const auto key = "gpu/" + uuid;
+  const auto claimed = store->add(key, 1);
+  store->set(fmt::format("{}/{}", key, claimed), fmt::format("{}\t{}", ranks.rank, host_name("unknown-host")));
+  if (claimed == 1) return;
+  std::vector<GpuClaim> claims;
+  for (std::int64_t i = 1; i <= claimed; ++i) {
+    const auto text = store->get(fmt::format("{}/{}", key, i));
+    const auto tab = text.find('\t');
+    claims.push_back({std::stoi(text.substr(0, tab)), text.substr(tab + 1), uuid});
+  }
+  const auto message = shared_gpu_message(claims).value_or("two ranks claimed one GPU");
+  store->set(kRefused, message);
+  throw UsageError(message);
 }
 
 }  // namespace mgpr::runtime

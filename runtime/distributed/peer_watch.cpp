@@ -20,6 +20,8 @@ using Clock = std::chrono::steady_clock;
 
 // How often a rank beats, and how often a waiting rank looks at the others' beats.
 constexpr auto kBeatInterval = std::chrono::seconds(1);
+// A beat that has not moved for this long has stopped: three beats missed.
+constexpr auto kStoppedAfter = 3 * kBeatInterval;
 // The longest sleep between two looks at a collective's arrival count.
 constexpr auto kLongestPoll = std::chrono::milliseconds(20);
 
@@ -119,6 +121,35 @@ void PeerWatch::wait_for_peers() {
     throw IoError(
         store_silent_message(rank_, hosts_.empty() ? "its host" : hosts_.front(), peer_timeout_, error.what()));
   }
+}
+
+void PeerWatch::look() {
+  const auto size = static_cast<std::size_t>(world_size_);
+  if (seen_beats_.size() != size) {
+    seen_beats_.assign(size, -1);
+    seen_since_.assign(size, Clock::now());
+  }
+  try {
+    for (int r = 0; r < world_size_; ++r) {
+      if (r == rank_) continue;
+      const auto index = static_cast<std::size_t>(r);
+      const auto beat = store_.add(beat_key(r), 0);
+      if (beat != seen_beats_[index]) {
+        seen_beats_[index] = beat;
+        seen_since_[index] = Clock::now();
+      }
+    }
+  } catch (const std::exception&) {
+    // The guard names rank 0 when the store stays silent.
+  }
+}
+
+std::vector<int> PeerWatch::stopped() {
+  std::vector<int> out;
+  for (std::size_t r = 0; r < seen_beats_.size(); ++r) {
+    if (seen_beats_[r] >= 0 && Clock::now() - seen_since_[r] >= kStoppedAfter) out.push_back(static_cast<int>(r));
+  }
+  return out;
 }
 
 }  // namespace mgpr::runtime

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/collectives.hpp"
+
 namespace mgpr::runtime {
 
 // What the watch needs of the run's store; errors are thrown with plain messages.
@@ -23,18 +25,24 @@ class PeerStore {
   virtual bool check(const std::string& key) = 0;
 };
 
-class PeerWatch {
+class PeerWatch final : public PeerLiveness {
  public:
   // Starts the beat and the guard. `hosts` by rank, as each reported at rendezvous.
   PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout);
   PeerWatch(const PeerWatch&) = delete;
   PeerWatch& operator=(const PeerWatch&) = delete;
-  ~PeerWatch();  // stops both threads
+  ~PeerWatch() override;  // stops both threads
 
   // Before each collective, from the one thread that calls the collectives. Throws
   // IoError naming the ranks that stopped beating, or rank 0 when the store stopped
   // answering.
   void wait_for_peers();
+
+  // For a backend's overdue collective (NCCL's deadline), from the same thread: look
+  // samples every peer's beat; stopped names those whose beat has not moved for a few
+  // beats. A store that fails to answer is left to the guard.
+  void look() override;
+  std::vector<int> stopped() override;
 
  private:
   void beat(const std::stop_token& stop);
@@ -46,6 +54,9 @@ class PeerWatch {
   std::vector<std::string> hosts_;
   std::chrono::seconds peer_timeout_;
   int collectives_started_ = 0;
+  // look()'s record: each peer's last beat seen and since when it has not moved.
+  std::vector<std::int64_t> seen_beats_;
+  std::vector<std::chrono::steady_clock::time_point> seen_since_;
   std::atomic<std::int64_t> last_reply_ns_;  // steady clock, when the beat was last answered
   std::atomic<bool> beat_ended_ = false;     // the store is gone: nothing left to guard
   // Last: they use the members above, so they stop before any goes.

@@ -24,6 +24,9 @@ DeviceMemory device_memory(c10::DeviceIndex device_index);
 std::string product_name(c10::DeviceIndex device_index);
 // major * 10 + minor (90 for an H100/H200).
 int compute_capability(c10::DeviceIndex device_index);
+// The GPU's UUID as nvidia-smi -L prints it ("GPU-8f2c1d3e-…"): the same card whatever
+// CUDA_VISIBLE_DEVICES calls it, so two ranks on one GPU can be told apart from two GPUs.
+std::string device_uuid(c10::DeviceIndex device_index);
 
 // Two events on the device's current (compute) stream: the device's own time between them.
 class StreamTimer {

@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include "model/cuda_backend.hpp"
 
@@ -79,6 +80,15 @@ std::string product_name(c10::DeviceIndex device_index) { return at::cuda::getDe
 int compute_capability(c10::DeviceIndex device_index) {
   const auto* properties = at::cuda::getDeviceProperties(device_index);
   return properties->major * 10 + properties->minor;
+}
+
+std::string device_uuid(c10::DeviceIndex device_index) {
+  const auto& bytes = at::cuda::getDeviceProperties(device_index)->uuid.bytes;
+  std::string hex;
+  for (const char byte : bytes) hex += fmt::format("{:02x}", static_cast<unsigned char>(byte));
+  // nvidia-smi's grouping: 8-4-4-4-12 hex digits.
+  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4), hex.substr(16, 4),
+                     hex.substr(20));
 }
 
 std::unique_ptr<StreamTimer> make_stream_timer(c10::DeviceIndex device_index) {

@@ -16,6 +16,7 @@ namespace {
 DeviceMemory device_memory(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::string product_name(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 int compute_capability(c10::DeviceIndex /*device_index*/) { no_cuda(); }
+std::string device_uuid(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::unique_ptr<StreamTimer> make_stream_timer(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::unique_ptr<CopyStream> make_copy_stream(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 

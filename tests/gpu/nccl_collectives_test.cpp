@@ -1,6 +1,7 @@
 // The NCCL backend, only where CUDA sees a device; elsewhere each test is skipped with
 // the reason. Two NCCL ranks cannot share one GPU (NCCL refuses duplicate devices), so
-// the multi-rank tests need two GPUs; on one, the one-rank test still runs NCCL itself.
+// the multi-rank tests need two GPUs; on one, the one-rank tests still run NCCL itself,
+// and one rank of a world of two shows the deadline naming the rank that never came.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "distributed/collectives.hpp"
+#include "mgpr/error.hpp"
 #include "support/comm_payload.hpp"
 #include "support/process.hpp"
 
@@ -45,6 +47,10 @@ class MemoryStore final : public KeyValueStore {
     changed_.wait(lock, [&] { return values_.contains(key); });
     return values_.at(key);
   }
+  bool check(const std::string& key) override {
+    const std::lock_guard lock(mutex_);
+    return values_.contains(key);
+  }
 
  private:
   std::mutex mutex_;
@@ -52,14 +58,65 @@ class MemoryStore final : public KeyValueStore {
   std::map<std::string, std::string> values_;
 };
 
+NcclSetup setup_of(int rank, int world_size, int device_index,
+                   std::chrono::milliseconds timeout = std::chrono::minutes(1)) {
+  NcclSetup setup;
+  setup.rank = rank;
+  setup.world_size = world_size;
+  setup.device_index = device_index;
+  setup.timeout = timeout;
+  return setup;
+}
+
 TEST(NcclCollectives, OneRankGathersItsOwnBytes) {
   if (visible_devices() < 1) GTEST_SKIP() << no_device_reason();
   MemoryStore store;
-  const auto nccl = make_nccl_collectives(store, 0, 1, 0);
+  const auto nccl = make_nccl_collectives(store, setup_of(0, 1, 0));
   nccl->barrier();
   const std::string bytes("tile\0summary", 12);
   EXPECT_EQ(nccl->all_gather(bytes), std::vector<std::string>{bytes});
   EXPECT_EQ(nccl->all_gather(""), std::vector<std::string>{""});
+}
+
+// Rank 0 of a world of two whose rank 1 never comes: the set-up ends at its deadline
+// with the missing rank named, instead of waiting for good.
+std::string error_of_lone_rank(MemoryStore& store, std::chrono::milliseconds timeout, double& seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string error = "no error";
+  try {
+    make_nccl_collectives(store, setup_of(0, 2, 0, timeout));
+  } catch (const IoError& failure) {
+    error = failure.what();
+  }
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return error;
+}
+
+TEST(NcclCollectives, OneRankOfTwoTimesOutNamingTheRankThatNeverCame) {
+  if (visible_devices() < 1) GTEST_SKIP() << no_device_reason();
+  MemoryStore store;
+  double seconds = 0;
+  const auto error = error_of_lone_rank(store, std::chrono::seconds(3), seconds);
+  EXPECT_NE(error.find("rank 0: the NCCL communicator on CUDA device 0 could not be set up: the NCCL set-up"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("did not finish within 3 s: rank 1 never came to it"), std::string::npos) << error;
+  EXPECT_LT(seconds, 3 + 5.0);
+}
+
+// Rank 1 seems to have come (its version is there) but never creates its communicator:
+// rank 0's non-blocking creation is aborted at the deadline, naming it.
+TEST(NcclCollectives, CommunicatorCreationWithoutThePeerIsAbortedAtItsDeadline) {
+  if (visible_devices() < 1) GTEST_SKIP() << no_device_reason();
+  MemoryStore store;
+  store.set("nccl/version/1", std::to_string(linked_nccl_version()));
+  double seconds = 0;
+  const auto error = error_of_lone_rank(store, std::chrono::seconds(3), seconds);
+  EXPECT_NE(error.find("NCCL communicator creation did not finish within 3 s: rank 1 never came to it"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("It was aborted"), std::string::npos) << error;
+  EXPECT_LT(seconds, 3 + 10.0) << "ncclCommAbort must end the creation promptly";
 }
 
 TEST(NcclCollectives, TwoRanksOnTwoGpusGatherUnequalSizes) {
@@ -72,7 +129,7 @@ TEST(NcclCollectives, TwoRanksOnTwoGpusGatherUnequalSizes) {
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       try {
-        const auto nccl = make_nccl_collectives(store, rank, 2, rank);
+        const auto nccl = make_nccl_collectives(store, setup_of(rank, 2, rank));
         nccl->barrier();
         gathered[static_cast<std::size_t>(rank)] = nccl->all_gather(test::gather_payload(rank));
       } catch (const std::exception& error) {

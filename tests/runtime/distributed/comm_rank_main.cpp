@@ -10,7 +10,8 @@
 // fail=CODE|kill|stop (after rendezvous; stop: SIGSTOP, a hung rank), peer_timeout=S,
 // slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after the work,
 // before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
-// seconds before joining: a slow model load).
+// seconds before joining: a slow model load), gpu_uuid=U (claim GPU U on the store before
+// preparing, as a GPU rank does).
 #include <signal.h>
 #include <unistd.h>
 
@@ -76,6 +77,7 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   options.use_gpu = number(keys, "gpu", 0) == 1;
   options.peer_timeout = std::chrono::seconds(number(keys, "peer_timeout", 120));
   const auto early_store = serve_store_early(ranks, options);
+  if (keys.contains("gpu_uuid")) refuse_shared_gpu(ranks, options, early_store, keys.at("gpu_uuid"));
   std::this_thread::sleep_for(std::chrono::seconds(number(keys, "prepare_s", 0)));
   const auto communicator = join_run(ranks, options, early_store);
   line("joined");
