@@ -1,7 +1,10 @@
 #pragma once
-// The rank's main loop: tiles from the reader pool are stacked into batches and run
-// through the model while the readers already fetch the next ones; on a GPU the next
-// batch is also stacked and copied to the device while the current one computes.
+// The rank's main loop, by stage: reader threads read tiles ahead (source/reader_pool);
+// this thread copies each tile into a batch slot's host input as it arrives and submits
+// the slot to the device (pipeline/batch_device.hpp); a post-processing thread collects
+// each slot's output in submission order and hands it to the consumer (the task: parsing,
+// journal, results), then frees the slot. On a GPU two batches are queued on the device
+// while the third is filled, so the device never waits for the host between batches.
 #include <torch/script.h>
 
 #include <cstddef>
@@ -10,11 +13,14 @@
 #include <span>
 
 #include "model/model.hpp"
+#include "pipeline/batch_device.hpp"
 #include "source/reader_pool.hpp"
 
 namespace mgpr::runtime {
 
-// Receives each batch's tiles with the model's output for them (on the model's device).
+// Receives each batch's tiles with the model's output for them, on the host, on the
+// pipeline's post-processing thread, in the order the batches were submitted. The tiles'
+// pixels are gone by then (copied into the batch); their ids and masks remain.
 class BatchConsumer {
  public:
   virtual ~BatchConsumer() = default;
@@ -28,9 +34,12 @@ struct PipelineStats {
   // The device's busy time for the forward passes: on a GPU its own time between events
   // around each batch's work, on CPU the wall time of each forward pass.
   double model_s = 0;
-  // Waiting for the readers; on a GPU partly while it still computes the previous batch.
+  // Waiting for the readers; on a GPU mostly while it still computes earlier batches.
   double data_wait_s = 0;
-  double read_s = 0;  // the readers' own time, summed over threads
+  double stack_s = 0;  // copying tiles into the batches' host inputs
+  double read_s = 0;   // the readers' own time, summed over threads
+  // Memory is sampled at most once a second (the first batch, then a second apart, and
+  // at the end): the average is over those samples.
   std::int64_t memory_avg_bytes = 0;
   std::int64_t memory_peak_bytes = 0;
   std::int64_t memory_total_bytes = 0;
@@ -39,7 +48,8 @@ struct PipelineStats {
 
 struct PipelineOptions {
   int batch_size = 4;
-  // Called after every batch with the running figures: progress lines, the watchdog.
+  // Called after every batch with the running figures: progress lines, the watchdog. On
+  // the post-processing thread, as consume() is.
   std::function<void(const PipelineStats&)> on_batch;
 };
 
@@ -54,17 +64,26 @@ struct InFlightTiles {
   // takes the next batch while the current one computes, and its batches are short
   // against a read's jitter, so it reads two batches ahead.
   int batches_read_ahead = 1;
+  int slots = 2;  // the batch slots (pipeline_slots in pipeline/model_device.hpp)
 
   // What the reader pool may hold, ready or being read.
   [[nodiscard]] std::size_t reader_queue() const;
-  // Besides the queue, run_pipeline holds the batch in the model, the next one being
-  // filled and one of them stacked into a single tensor.
+  // Besides the queue, the batch slots' host inputs: a tile's pixels go back to the
+  // readers as soon as they are copied into a slot.
   [[nodiscard]] std::size_t held_by_pipeline() const;
   [[nodiscard]] std::size_t total() const { return reader_queue() + held_by_pipeline(); }
 };
 
 InFlightTiles in_flight_tiles(int batch_size, int workers, const DeviceChoice& device);
 
+// Runs every tile the readers give through `device` to `consumer`. When a stage fails
+// (a read, the model, the consumer) no more batches are submitted and the first error is
+// rethrown; batches the device finished before a read or a forward pass failed are still
+// consumed (journaled) first, so nothing computed is lost.
+PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsumer& consumer,
+                          const PipelineOptions& options);
+
+// run_batches on `model`'s device (pipeline/model_device.hpp).
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
                            const PipelineOptions& options);
 

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "distributed/sharding.hpp"
 #include "model/device_memory.hpp"
 #include "model/model.hpp"
-#include "pipeline/batch_transfer.hpp"
-#include "pipeline/compute_timer.hpp"
+#include "pipeline/model_device.hpp"
 #include "pipeline/pipeline.hpp"
 #include "source/fake_source.hpp"
 #include "source/reader_pool.hpp"
@@ -107,36 +107,39 @@ TEST_F(CudaRuntime, Bf16RunsUnderAutocastOnAmpereOrNewer) {
   EXPECT_TRUE(torch::allclose(output.cpu().to(torch::kFloat), cpu_reference(batch), 5e-2, 5e-2));
 }
 
-TEST_F(CudaRuntime, CopyStreamDeliversEveryBatchIntact) {
-  const auto device = rt::choose_device(mgpr::Accelerator::kGpu, 0);
-  rt::BatchTransfer transfer(device);
-  const auto pinned = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(true);
-  // Each host batch is dropped right after its copy starts: the pinned allocator must
-  // not hand its memory to the next batch before the copy has read it.
-  transfer.start(torch::full({4, 3, 256, 256}, 0.0F, pinned));
-  for (int i = 0; i < 32; ++i) {
-    const auto on_device = transfer.take();
-    if (i + 1 < 32) transfer.start(torch::full({4, 3, 256, 256}, static_cast<float>(i + 1), pinned));
-    ASSERT_TRUE(on_device.is_cuda());
-    const auto values = (on_device * 2).cpu();
-    EXPECT_EQ(values.min().item<float>(), 2.0F * static_cast<float>(i)) << "batch " << i;
-    EXPECT_EQ(values.max().item<float>(), 2.0F * static_cast<float>(i)) << "batch " << i;
-  }
-}
-
-TEST_F(CudaRuntime, ComputeTimerMeasuresDeviceTimeWithinWallTime) {
-  const auto device = rt::choose_device(mgpr::Accelerator::kGpu, 0);
-  rt::ComputeTimer timer(device);
-  const auto a = torch::rand({2048, 2048}, torch::TensorOptions().device(device.device));
+// Three slots queued on the GPU before the first is collected: each slot's own input
+// reaches the model (no copy overtakes another or reads a slot being refilled), each
+// output comes back on the host, and the device's time lies within the wall time.
+TEST_F(CudaRuntime, ModelDeviceKeepsEachQueuedSlotsBatchItsOwn) {
+  const auto config = gpu_config(mgpr::Precision::kFp32);
+  const auto device = rt::choose_device(config.accelerator, 0);
+  auto model = load_model(config, device, 3);
+  const auto on_gpu = rt::make_model_device(model, device);
+  ASSERT_EQ(on_gpu->slots(), 3);
+  const rt::BatchShape shape{4, 3, kTileSize, kTileSize};
+  std::vector<torch::Tensor> sent;
   const auto started = std::chrono::steady_clock::now();
-  timer.begin();
-  auto product = a;
-  for (int i = 0; i < 20; ++i) product = torch::mm(product, a) / 2048;
-  timer.end();
-  const double device_s = timer.seconds();
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_GT(device_s, 0.0);
-  EXPECT_LE(device_s, wall_s);
+  for (int round = 0; round < 8; ++round) {
+    for (int slot = 0; slot < 3; ++slot) {
+      auto input = on_gpu->host_input(slot, shape);
+      EXPECT_TRUE(input.is_pinned());
+      input.copy_(torch::rand({4, 3, kTileSize, kTileSize}));
+      sent.push_back(input.clone());
+      on_gpu->submit(slot, 4);
+    }
+    double device_s = 0;
+    for (int slot = 0; slot < 3; ++slot) {
+      const auto collected = on_gpu->collect(slot);
+      const auto logits = collected.output.toTensor();
+      EXPECT_TRUE(logits.device().is_cpu());
+      EXPECT_TRUE(torch::allclose(logits, cpu_reference(sent[static_cast<std::size_t>(round * 3 + slot)]), 1e-4, 1e-4))
+          << "round " << round << " slot " << slot;
+      device_s += collected.device_s;
+    }
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_GT(device_s, 0.0);
+    EXPECT_LE(device_s, wall_s);
+  }
 }
 
 // Keeps each tile's logits, on the host.

@@ -1,0 +1,311 @@
+// The pipeline's scheduling on the simulated asynchronous device (copy and compute
+// engines with latencies and jitter): every tile's output reaches that tile, batches are
+// consumed in the order submitted, no slot is written while the device may still read
+// it, several batches are in flight, and a failure or stop mid-flight loses nothing that
+// was computed (the journal has every batch consumed before it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distributed/sharding.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/simulated_device.hpp"
+#include "resume/tile_journal.hpp"
+#include "source/fake_source.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace rt = mgpr::runtime;
+using namespace std::chrono_literals;
+
+constexpr int kTileSize = 8;
+constexpr int kBatch = 4;
+
+// The simulated device's output for fake tile `index`: the sum of its values and its first.
+std::pair<double, float> expected_output(int index) {
+  double sum = 0;
+  for (int channel = 0; channel < rt::kFakeChannels; ++channel) {
+    for (int y = 0; y < kTileSize; ++y) {
+      for (int x = 0; x < kTileSize; ++x) sum += rt::fake_pixel(index, channel, y, x);
+    }
+  }
+  return {sum, rt::fake_pixel(index, 0, 0, 0)};
+}
+
+// Checks each tile's output, notes the order tiles arrive in, journals them as a task
+// does, and can fail at a set batch.
+class CheckingConsumer final : public rt::BatchConsumer {
+ public:
+  explicit CheckingConsumer(rt::TileJournal* journal = nullptr, int fail_at_batch = -1)
+      : journal_(journal), fail_at_batch_(fail_at_batch) {}
+
+  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
+    if (batches == fail_at_batch_) throw std::runtime_error("the consumer failed (as set)");
+    const auto rows = output.toTensor();
+    EXPECT_TRUE(rows.device().is_cpu());
+    EXPECT_EQ(rows.size(0), static_cast<std::int64_t>(tiles.size()));
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      const int index = tiles[i].tile.id.row;  // fake tile i is TileId{0, i, 0}
+      const auto [sum, first] = expected_output(index);
+      EXPECT_NEAR(rows[static_cast<std::int64_t>(i)][0].item<double>(), sum, 1e-3) << "tile " << index;
+      EXPECT_EQ(rows[static_cast<std::int64_t>(i)][1].item<float>(), first) << "tile " << index;
+      order.push_back(index);
+      if (journal_ != nullptr) journal_->append(tiles[i].tile.id, std::to_string(index));
+    }
+    if (journal_ != nullptr) journal_->flush();
+    ++batches;
+  }
+
+  std::vector<int> order;
+  int batches = 0;
+
+ private:
+  rt::TileJournal* journal_;
+  int fail_at_batch_;
+};
+
+rt::SimulatedDeviceOptions jittery(std::uint32_t seed) {
+  rt::SimulatedDeviceOptions options;
+  options.slots = 3;
+  options.copy_s = 0.001;
+  options.compute_s = 0.004;
+  options.copy_back_s = 0.001;
+  options.jitter = 0.9;
+  options.seed = seed;
+  return options;
+}
+
+void expect_kept_the_rules(const rt::SimulatedDeviceChecks& checks) {
+  EXPECT_EQ(checks.input_taken_in_flight, 0) << "a slot's input was taken for writing while in flight";
+  EXPECT_EQ(checks.input_changed_before_copy, 0) << "a slot's input changed before the device copied it";
+  EXPECT_EQ(checks.submitted_in_flight, 0);
+  EXPECT_EQ(checks.collected_out_of_order, 0);
+  EXPECT_EQ(checks.collected_not_submitted, 0);
+}
+
+// The checks have teeth: misused directly, the simulated device counts each breach.
+TEST(Scheduling, TheSimulatedDeviceCatchesEachBreachOfTheRules) {
+  rt::SimulatedDeviceOptions options;
+  options.slots = 2;
+  options.copy_s = 0.05;  // long enough to write into the slot before the copy
+  rt::SimulatedDevice device(options);
+  const rt::BatchShape shape{2, 1, 4, 4};
+  for (int slot = 0; slot < 2; ++slot) device.host_input(slot, shape).fill_(static_cast<float>(slot + 1));
+  device.submit(0, 2);
+  device.host_input(0, shape).fill_(7.0F);  // while slot 0 is in flight, before its copy
+  device.submit(1, 2);
+  device.submit(1, 2);                 // again, before it was collected
+  EXPECT_NO_THROW(device.collect(1));  // slot 0 is the oldest
+  EXPECT_NO_THROW(device.collect(0));
+  EXPECT_THROW(device.collect(0), std::logic_error);
+  const auto checks = device.checks();
+  EXPECT_EQ(checks.input_taken_in_flight, 1);
+  EXPECT_EQ(checks.input_changed_before_copy, 1);
+  EXPECT_EQ(checks.submitted_in_flight, 1);
+  EXPECT_EQ(checks.collected_out_of_order, 1);
+  EXPECT_EQ(checks.collected_not_submitted, 1);
+}
+
+TEST(Scheduling, EveryTileGetsItsOwnOutputInOrderWithSeveralBatchesInFlight) {
+  for (std::uint32_t seed = 1; seed <= 5; ++seed) {
+    const auto source = rt::make_fake_source({37, 0.0}, kTileSize);
+    // One reader: tiles arrive in id order, so the consumer must see them in that order.
+    rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
+    rt::SimulatedDevice device(jittery(seed));
+    CheckingConsumer consumer;
+    const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+    EXPECT_EQ(stats.tiles, 37);
+    EXPECT_EQ(stats.batches, 10);  // nine of 4 and the last 1
+    std::vector<int> in_order(37);
+    for (int i = 0; i < 37; ++i) in_order[static_cast<std::size_t>(i)] = i;
+    EXPECT_EQ(consumer.order, in_order) << "seed " << seed;
+    const auto checks = device.checks();
+    expect_kept_the_rules(checks);
+    EXPECT_GE(checks.most_in_flight, 2) << "the host must queue a batch before the previous one is collected";
+    EXPECT_LE(checks.most_in_flight, 3);
+    EXPECT_GT(stats.model_s, 0);
+  }
+}
+
+TEST(Scheduling, SeveralReadersStillGiveEveryTileOnceWithItsOutput) {
+  const auto source = rt::make_fake_source({64, 0.0}, kTileSize);
+  rt::ReaderPool readers(*source, 3, rt::make_static_feed(source->tiles(), 0, 1), 12);
+  rt::SimulatedDevice device(jittery(11));
+  CheckingConsumer consumer;
+  rt::run_batches(readers, device, consumer, {kBatch, {}});
+  auto seen = consumer.order;
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), 64U);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], i);
+  expect_kept_the_rules(device.checks());
+}
+
+// The device fails batch 3: batches 0-2 are journaled, nothing after them, and the run
+// ends with the device's error.
+TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
+  mgpr::test::TempDir journal_dir;
+  const auto source = rt::make_fake_source({40, 0.0}, kTileSize);
+  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
+  auto options = jittery(3);
+  options.fail_batch = 3;
+  rt::SimulatedDevice device(options);
+  {
+    rt::TileJournal journal(journal_dir.path(), 0);
+    CheckingConsumer journaling(&journal);
+    try {
+      rt::run_batches(readers, device, journaling, {kBatch, {}});
+      ADD_FAILURE() << "no error";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find("failed batch 3"), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(journaling.batches, 3);
+  }
+  const auto journaled = rt::read_journals(journal_dir.path());
+  ASSERT_EQ(journaled.size(), 12U);
+  int index = 0;
+  for (const auto& [id, payload] : journaled) EXPECT_EQ(id.row, index++);
+  expect_kept_the_rules(device.checks());
+}
+
+// A reader fails after several batches are queued: the run ends with that error, and
+// every batch submitted before it was still consumed and journaled.
+class FailingSource final : public rt::TileSource {
+ public:
+  FailingSource(int count, int failing) : inner_(rt::make_fake_source({count, 0.0}, kTileSize)), failing_(failing) {}
+  [[nodiscard]] const std::vector<rt::Tile>& tiles() const override { return inner_->tiles(); }
+  [[nodiscard]] const std::vector<rt::RasterDescription>& rasters() const override { return inner_->rasters(); }
+  [[nodiscard]] int channels() const override { return inner_->channels(); }
+  [[nodiscard]] int tile_size() const override { return inner_->tile_size(); }
+  [[nodiscard]] std::unique_ptr<rt::TileReader> open_reader() const override {
+    class Reader final : public rt::TileReader {
+     public:
+      Reader(std::unique_ptr<rt::TileReader> inner, int failing) : inner_(std::move(inner)), failing_(failing) {}
+      void read(const rt::Tile& tile, rt::TileData& out) override {
+        if (tile.id.row == failing_) throw std::runtime_error("the disk went away (as set)");
+        inner_->read(tile, out);
+      }
+
+     private:
+      std::unique_ptr<rt::TileReader> inner_;
+      int failing_;
+    };
+    return std::make_unique<Reader>(inner_->open_reader(), failing_);
+  }
+
+ private:
+  std::unique_ptr<rt::TileSource> inner_;
+  int failing_;
+};
+
+TEST(Scheduling, AReadFailureMidFlightStillConsumesWhatWasSubmitted) {
+  FailingSource source(60, 30);
+  rt::ReaderPool readers(source, 1, rt::make_static_feed(source.tiles(), 0, 1), 8);
+  auto options = jittery(5);
+  options.compute_s = 0.02;  // slow enough that batches are queued when the read fails
+  rt::SimulatedDevice device(options);
+  CheckingConsumer consumer;
+  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}}), std::runtime_error);
+  const auto checks = device.checks();
+  EXPECT_GT(checks.batches, 0);
+  EXPECT_EQ(consumer.batches, checks.batches) << "a batch submitted before the failure was not consumed";
+  EXPECT_LE(consumer.order.size(), 30U);
+  expect_kept_the_rules(checks);
+}
+
+TEST(Scheduling, AConsumerFailureStopsTheRunAndCollectsWhatIsInFlight) {
+  const auto source = rt::make_fake_source({60, 0.0}, kTileSize);
+  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
+  rt::SimulatedDevice device(jittery(7));
+  CheckingConsumer consumer(nullptr, 2);
+  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}}), std::runtime_error);
+  EXPECT_EQ(consumer.batches, 2);
+  const auto checks = device.checks();
+  EXPECT_LT(checks.batches, 15) << "batches were still submitted after the consumer failed";
+  expect_kept_the_rules(checks);
+}
+
+// A stop (the feed gives no more tiles, as on SIGTERM) mid-flight: every batch submitted
+// is consumed before run_batches returns.
+TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
+  const auto source = rt::make_fake_source({200, 0.0}, kTileSize);
+  std::atomic<bool> stop{false};
+  auto inner = rt::make_static_feed(source->tiles(), 0, 1);
+  rt::TileFeed feed = [&]() -> std::optional<rt::Tile> {
+    if (stop) return std::nullopt;
+    return inner();
+  };
+  rt::ReaderPool readers(*source, 2, feed, 8);
+  rt::SimulatedDevice device(jittery(9));
+  CheckingConsumer consumer;
+  rt::PipelineOptions options{kBatch, [&](const rt::PipelineStats& running) {
+                                if (running.batches == 5) stop = true;
+                              }};
+  const auto stats = rt::run_batches(readers, device, consumer, options);
+  EXPECT_EQ(stats.batches, device.checks().batches);
+  EXPECT_EQ(static_cast<std::size_t>(stats.tiles), consumer.order.size());
+  EXPECT_LT(stats.tiles, 200);
+  expect_kept_the_rules(device.checks());
+}
+
+// The host's work (reading) and the device's overlap: a serial loop would take the sum
+// of both per batch; the pipeline takes about the larger. Generous bounds: a shared
+// two-core machine.
+TEST(Scheduling, HostAndDeviceWorkOverlap) {
+  constexpr int kTiles = 48;
+  constexpr double kReadS = 0.004;  // per tile: 16 ms a batch on one reader
+  const auto source = rt::make_fake_source({kTiles, kReadS}, kTileSize);
+  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
+  rt::SimulatedDeviceOptions options;
+  options.compute_s = 0.016;
+  options.copy_s = 0.001;
+  options.copy_back_s = 0.001;
+  rt::SimulatedDevice device(options);
+  CheckingConsumer consumer;
+  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+  const double serial_s =
+      (kTiles / kBatch) * (kBatch * kReadS + options.copy_s + options.compute_s + options.copy_back_s);
+  EXPECT_LT(stats.elapsed_s, 0.8 * serial_s) << "host and device did not overlap";
+}
+
+// Counts the memory samples a run takes.
+class CountingDevice final : public rt::BatchDevice {
+ public:
+  explicit CountingDevice(rt::BatchDevice& inner) : inner_(inner) {}
+  [[nodiscard]] int slots() const override { return inner_.slots(); }
+  torch::Tensor host_input(int slot, const rt::BatchShape& shape) override { return inner_.host_input(slot, shape); }
+  void submit(int slot, std::int64_t tiles) override { inner_.submit(slot, tiles); }
+  rt::CollectedBatch collect(int slot) override { return inner_.collect(slot); }
+  rt::MemorySample sample_memory() override {
+    ++samples;
+    return {100 * samples, 100 * samples, 0, 0};
+  }
+  int samples = 0;
+
+ private:
+  rt::BatchDevice& inner_;
+};
+
+TEST(Scheduling, MemoryIsSampledAtMostOnceASecond) {
+  const auto source = rt::make_fake_source({80, 0.0}, kTileSize);
+  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
+  rt::SimulatedDeviceOptions options;
+  options.compute_s = 0.001;
+  rt::SimulatedDevice simulated(options);
+  CountingDevice device(simulated);
+  CheckingConsumer consumer;
+  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+  ASSERT_EQ(stats.batches, 20);
+  const int most = 2 + static_cast<int>(stats.elapsed_s);  // the first batch, one a second, the end
+  EXPECT_GE(device.samples, 2);
+  EXPECT_LE(device.samples, most);
+  EXPECT_EQ(stats.memory_peak_bytes, 100 * device.samples);
+}
+
+}  // namespace
