@@ -104,5 +104,8 @@ grep -q "^srun .* '\?$bundle/bin/mgpr'\? " "slurm_logs/$job_id/job.sbatch" ||
 grep -q "finished" "$work/logs.log" || { cat "$work/logs.log"; fail "mgpr-logs does not say the job finished"; }
 [ "$(wc -l <mgpr_output/demo_tiles.csv 2>/dev/null)" = 5 ] || fail "the job's demo_tiles.csv does not list its 4 tiles"
 
-[ $failures = 0 ] && echo "bundle made, unpacked, relocatable, ran mgpr alone and as a Slurm job ($((SECONDS - start)) s)"
-exit $((failures > 0))
+"$local_slurm" stop "$cluster" >/dev/null
+[ $failures = 0 ] || exit 1
+echo "bundle made, unpacked, relocatable, ran mgpr alone and as a Slurm job ($((SECONDS - start)) s)"
+# Hundreds of megabytes (gigabytes for a CUDA build): kept only when something failed.
+rm -rf "$work"
