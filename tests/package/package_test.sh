@@ -55,6 +55,9 @@ dpkg-deb -f "$spank_deb" Depends | grep -q "slurm-client (>= $series), slurm-cli
   fail "mgpr-spank does not depend on Slurm $series"
 dpkg-deb -f "$(ls "$work"/debs/mgpr_*.deb)" Depends | grep -q "libtorch" ||
   fail "mgpr's dependencies (dpkg-shlibdeps) lack LibTorch"
+# Debian's LibTorch has no CUDA: the runtime's description says so and where GPUs are served.
+dpkg-deb -f "$(ls "$work"/debs/mgpr_*.deb)" Description | tr -s ' \n' ' ' | grep -q "This runtime is CPU-only: .*relocatable bundle" ||
+  fail "mgpr's description does not say its runtime is CPU-only and point to the bundle"
 
 echo "== apt-get install"
 apt-get install -y -q --no-install-recommends "${debs[@]}" >"$work/install.log" 2>&1 ||
