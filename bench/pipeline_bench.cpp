@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       rt::ReaderPool readers(*source, plan.in_flight.workers, rt::make_static_feed(repeated, 0, 1),
                              plan.in_flight.reader_queue());
       DiscardOutputs discard;
-      stats = rt::run_pipeline(readers, model, device, discard, {batch_size, {}});
+      stats = rt::run_pipeline(readers, model, device, discard, {batch_size, {}, source->raw_scaling()});
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(
           "round {}: model-only {} tiles in {:.2f} s = {:.2f} tiles/s; end-to-end {} tiles in {:.2f} s = {:.2f} "

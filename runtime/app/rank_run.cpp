@@ -244,7 +244,8 @@ Outcome process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
   };
-  const auto stats = run_pipeline(readers, *run.model, plan.device, *run.output, {plan.in_flight.batch_size, on_batch});
+  const auto stats = run_pipeline(readers, *run.model, plan.device, *run.output,
+                                  {plan.in_flight.batch_size, on_batch, run.source->raw_scaling()});
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
 #include <torch/version.h>

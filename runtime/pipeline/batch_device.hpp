@@ -16,12 +16,14 @@
 
 namespace mgpr::runtime {
 
-// The shape of every batch's host input: [batch, channels, height, width], float32.
+// The shape of every batch's host input: [batch, channels, height, width], float32 or,
+// for raw tiles, uint8 (scaled on the device: pipeline/raw_scaler.hpp).
 struct BatchShape {
   std::int64_t batch = 0;
   std::int64_t channels = 0;
   std::int64_t height = 0;
   std::int64_t width = 0;
+  torch::ScalarType dtype = torch::kFloat;
 
   [[nodiscard]] std::int64_t tile_elements() const { return channels * height * width; }
   friend bool operator==(const BatchShape&, const BatchShape&) = default;
@@ -48,11 +50,15 @@ class BatchDevice {
   // The slot's host input, allocated at the first call (page-locked on a GPU, so the copy
   // is asynchronous) and the same tensor afterwards. `slot` < slots().
   virtual torch::Tensor host_input(int slot, const BatchShape& shape) = 0;
+  // For raw tiles: the slot's valid masks, [batch, height, width] uint8 (1 valid, 0
+  // missing or outside the raster), allocated and kept as host_input is.
+  virtual torch::Tensor host_valid(int slot, const BatchShape& shape) = 0;
 
-  // Starts the slot's batch: the first `tiles` rows of its host input to the device, the
-  // model on them, and the output back to the host. May return before any of it is done.
-  // Throws when the device or the model fails while it is started.
-  virtual void submit(int slot, std::int64_t tiles) = 0;
+  // Starts the slot's batch: the first `tiles` rows of its host input (and, with
+  // `with_valid`, of its valid masks) to the device, raw tiles scaled there, the model on
+  // them, and the output back to the host. May return before any of it is done. Throws
+  // when the device or the model fails while it is started.
+  virtual void submit(int slot, std::int64_t tiles, bool with_valid) = 0;
 
   // Waits for the slot's output and returns it; slots are collected in the order they
   // were submitted. After it returns the slot's host input may be written again.

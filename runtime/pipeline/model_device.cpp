@@ -1,18 +1,34 @@
 #include "pipeline/model_device.hpp"
 
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "model/cuda_backend.hpp"
 #include "pipeline/host_output.hpp"
+#include "pipeline/raw_scaler.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
 torch::Tensor allocate_host_input(const BatchShape& shape, bool pinned) {
   return torch::empty({shape.batch, shape.channels, shape.height, shape.width},
-                      torch::TensorOptions().dtype(torch::kFloat).pinned_memory(pinned));
+                      torch::TensorOptions().dtype(shape.dtype).pinned_memory(pinned));
+}
+
+torch::Tensor allocate_host_valid(const BatchShape& shape, bool pinned) {
+  return torch::empty({shape.batch, shape.height, shape.width},
+                      torch::TensorOptions().dtype(torch::kByte).pinned_memory(pinned));
+}
+
+// The model's input from the slot's rows on the device: raw ones scaled first.
+torch::Tensor model_input(const torch::Tensor& input, const torch::Tensor& valid,
+                          const std::optional<RawScaler>& scaler) {
+  if (input.scalar_type() == torch::kFloat) return input;
+  if (!scaler) throw std::logic_error("a raw batch without its scaling");
+  const c10::InferenceMode inference;
+  return (*scaler)(input, valid);
 }
 
 void check_slot(int slot, std::size_t slots) {
@@ -24,8 +40,10 @@ void check_slot(int slot, std::size_t slots) {
 // The host computes: the forward pass runs in submit(), collect() hands its output on.
 class CpuModelDevice final : public BatchDevice {
  public:
-  CpuModelDevice(TileModel& model, const DeviceChoice& device)
-      : model_(model), device_(device), slots_(static_cast<std::size_t>(pipeline_slots(device))) {}
+  CpuModelDevice(TileModel& model, const DeviceChoice& device, const std::optional<RawScaling>& raw)
+      : model_(model), device_(device), slots_(static_cast<std::size_t>(pipeline_slots(device))) {
+    if (raw) scaler_.emplace(*raw, torch::Device(torch::kCPU));
+  }
 
   [[nodiscard]] int slots() const override { return static_cast<int>(slots_.size()); }
 
@@ -36,11 +54,19 @@ class CpuModelDevice final : public BatchDevice {
     return input;
   }
 
-  void submit(int slot, std::int64_t tiles) override {
+  torch::Tensor host_valid(int slot, const BatchShape& shape) override {
+    check_slot(slot, slots_.size());
+    auto& valid = slots_[static_cast<std::size_t>(slot)].valid;
+    if (!valid.defined()) valid = allocate_host_valid(shape, false);
+    return valid;
+  }
+
+  void submit(int slot, std::int64_t tiles, bool with_valid) override {
     check_slot(slot, slots_.size());
     auto& state = slots_[static_cast<std::size_t>(slot)];
     const auto started = std::chrono::steady_clock::now();
-    state.output = model_.forward(state.input.narrow(0, 0, tiles));
+    const auto valid = with_valid ? state.valid.narrow(0, 0, tiles) : torch::Tensor();
+    state.output = model_.forward(model_input(state.input.narrow(0, 0, tiles), valid, scaler_));
     state.device_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
@@ -55,19 +81,22 @@ class CpuModelDevice final : public BatchDevice {
  private:
   struct Slot {
     torch::Tensor input;
+    torch::Tensor valid;
     torch::IValue output;
     double device_s = 0;
   };
   TileModel& model_;
   DeviceChoice device_;
+  std::optional<RawScaler> scaler_;
   std::vector<Slot> slots_;
 };
 
 // The GPU computes while the host fills the next slot: every step of submit() is queued.
 class CudaModelDevice final : public BatchDevice {
  public:
-  CudaModelDevice(TileModel& model, const DeviceChoice& device)
+  CudaModelDevice(TileModel& model, const DeviceChoice& device, const std::optional<RawScaling>& raw)
       : model_(model), device_(device), slots_(static_cast<std::size_t>(pipeline_slots(device))) {
+    if (raw) scaler_.emplace(*raw, device.device);
     const auto index = device.device.index();
     for (auto& slot : slots_) {
       slot.copy = cuda_backend::make_copy_stream(index);
@@ -84,13 +113,24 @@ class CudaModelDevice final : public BatchDevice {
     return input;
   }
 
-  void submit(int slot, std::int64_t tiles) override {
+  torch::Tensor host_valid(int slot, const BatchShape& shape) override {
+    check_slot(slot, slots_.size());
+    auto& valid = slots_[static_cast<std::size_t>(slot)].valid;
+    if (!valid.defined()) valid = allocate_host_valid(shape, true);
+    return valid;
+  }
+
+  void submit(int slot, std::int64_t tiles, bool with_valid) override {
     check_slot(slot, slots_.size());
     auto& state = slots_[static_cast<std::size_t>(slot)];
     auto on_device = state.copy->start(state.input.narrow(0, 0, tiles));
-    state.copy->hand_over(on_device);  // the compute stream waits for this slot's copy
+    torch::Tensor valid;
+    if (with_valid) valid = state.copy->start(state.valid.narrow(0, 0, tiles));
+    // The compute stream waits for this slot's copies (the event follows the last).
+    state.copy->hand_over(on_device);
+    if (valid.defined()) state.copy->hand_over(valid);
     state.timer->record_begin();
-    const auto output = model_.forward(on_device);
+    const auto output = model_.forward(model_input(on_device, valid, scaler_));
     {
       const c10::InferenceMode inference;
       state.output = output_to_host(output, /*asynchronous=*/true);
@@ -111,13 +151,15 @@ class CudaModelDevice final : public BatchDevice {
 
  private:
   struct Slot {
-    torch::Tensor input;  // page-locked
+    torch::Tensor input;  // page-locked, as is valid
+    torch::Tensor valid;
     torch::IValue output;
     std::unique_ptr<cuda_backend::CopyStream> copy;
     std::unique_ptr<cuda_backend::StreamTimer> timer;
   };
   TileModel& model_;
   DeviceChoice device_;
+  std::optional<RawScaler> scaler_;  // on the GPU
   std::vector<Slot> slots_;
 };
 
@@ -125,9 +167,10 @@ class CudaModelDevice final : public BatchDevice {
 
 int pipeline_slots(const DeviceChoice& device) { return device.is_cuda ? 3 : 2; }
 
-std::unique_ptr<BatchDevice> make_model_device(TileModel& model, const DeviceChoice& device) {
-  if (device.is_cuda) return std::make_unique<CudaModelDevice>(model, device);
-  return std::make_unique<CpuModelDevice>(model, device);
+std::unique_ptr<BatchDevice> make_model_device(TileModel& model, const DeviceChoice& device,
+                                               const std::optional<RawScaling>& raw) {
+  if (device.is_cuda) return std::make_unique<CudaModelDevice>(model, device, raw);
+  return std::make_unique<CpuModelDevice>(model, device, raw);
 }
 
 }  // namespace mgpr::runtime

@@ -7,16 +7,20 @@
 // is on the host. So two batches are queued on the GPU while the host fills the third,
 // and the next forward pass is queued before the previous output is read.
 #include <memory>
+#include <optional>
 
 #include "model/model.hpp"
 #include "pipeline/batch_device.hpp"
+#include "source/tile_source.hpp"
 
 namespace mgpr::runtime {
 
 // The pipeline's batch slots on `device` (BatchDevice::slots()): 3 on a GPU, 2 on a CPU.
 int pipeline_slots(const DeviceChoice& device);
 
-// `model` must outlive the device returned.
-std::unique_ptr<BatchDevice> make_model_device(TileModel& model, const DeviceChoice& device);
+// `model` must outlive the device returned. `raw`: set when tiles come raw
+// (TileSource::raw_scaling): they are scaled on the device before the model.
+std::unique_ptr<BatchDevice> make_model_device(TileModel& model, const DeviceChoice& device,
+                                               const std::optional<RawScaling>& raw = std::nullopt);
 
 }  // namespace mgpr::runtime

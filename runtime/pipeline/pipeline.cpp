@@ -168,21 +168,41 @@ void post_process(BatchDevice& device, std::vector<std::vector<TileData>>& slot_
 }
 
 BatchShape shape_of(const TileData& tile, int batch_size) {
-  return {batch_size, tile.channels, tile.height, tile.width};
+  return {batch_size, tile.channels, tile.height, tile.width, tile.bytes.empty() ? torch::kFloat : torch::kByte};
 }
 
-// Copies `tile`'s pixels into row `row` of the slot's host input and hands its pixel
-// buffer straight back to the readers: from here the slot holds the pixels.
-void copy_into_slot(TileData& tile, torch::Tensor& input, const BatchShape& shape, std::size_t row,
-                    ReaderPool& readers) {
-  if (shape_of(tile, static_cast<int>(shape.batch)) != shape ||
-      static_cast<std::int64_t>(tile.pixels.size()) != shape.tile_elements()) {
+// One batch slot being filled: its host input, and for raw tiles its valid masks.
+struct SlotFill {
+  torch::Tensor input;
+  torch::Tensor valid;
+  bool any_invalid = false;  // some tile has a pixel to clear: the masks travel
+};
+
+// Copies `tile`'s samples into row `row` of the slot's host input (a raw tile's valid
+// mask too) and hands its buffers straight back to the readers: from here the slot
+// holds the pixels.
+void copy_into_slot(TileData& tile, SlotFill& fill, const BatchShape& shape, std::int64_t row, ReaderPool& readers) {
+  const bool raw = shape.dtype == torch::kByte;
+  const auto samples = static_cast<std::int64_t>(raw ? tile.bytes.size() : tile.pixels.size());
+  if (shape_of(tile, static_cast<int>(shape.batch)) != shape || samples != shape.tile_elements()) {
     throw std::logic_error("a tile of another shape than the batch's");
   }
-  std::memcpy(input.data_ptr<float>() + static_cast<std::int64_t>(row) * shape.tile_elements(), tile.pixels.data(),
-              tile.pixels.size() * sizeof(float));
+  if (raw) {
+    std::memcpy(fill.input.data_ptr<std::uint8_t>() + row * samples, tile.bytes.data(), tile.bytes.size());
+    const auto plane = shape.height * shape.width;
+    auto* valid = fill.valid.data_ptr<std::uint8_t>() + row * plane;
+    if (tile.valid.empty()) {
+      std::memset(valid, 1, static_cast<std::size_t>(plane));
+    } else {
+      std::memcpy(valid, tile.valid.data(), tile.valid.size());
+      fill.any_invalid = true;
+    }
+  } else {
+    std::memcpy(fill.input.data_ptr<float>() + row * samples, tile.pixels.data(), tile.pixels.size() * sizeof(float));
+  }
   TileData spare;
   spare.pixels = std::move(tile.pixels);
+  spare.bytes = std::move(tile.bytes);
   readers.recycle(std::move(spare));
 }
 
@@ -212,7 +232,7 @@ PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsume
     try {
       while (const auto slot = queues.take_free()) {
         auto& tiles = slot_tiles[static_cast<std::size_t>(*slot)];
-        torch::Tensor input;
+        SlotFill fill;
         double waited = 0;
         double stacked = 0;
         while (tiles.size() < static_cast<std::size_t>(options.batch_size)) {
@@ -222,8 +242,11 @@ PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsume
           if (!tile) break;
           const auto stacking = Clock::now();
           if (!shape) shape = shape_of(*tile, options.batch_size);
-          if (!input.defined()) input = device.host_input(*slot, *shape);
-          copy_into_slot(*tile, input, *shape, tiles.size(), readers);
+          if (!fill.input.defined()) {
+            fill.input = device.host_input(*slot, *shape);
+            if (shape->dtype == torch::kByte) fill.valid = device.host_valid(*slot, *shape);
+          }
+          copy_into_slot(*tile, fill, *shape, static_cast<std::int64_t>(tiles.size()), readers);
           tiles.push_back(std::move(*tile));
           stacked += seconds_since(stacking);
         }
@@ -236,7 +259,7 @@ PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsume
           queues.give_back(*slot);
           break;
         }
-        device.submit(*slot, static_cast<std::int64_t>(tiles.size()));
+        device.submit(*slot, static_cast<std::int64_t>(tiles.size()), fill.any_invalid);
         queues.submitted(*slot);
       }
     } catch (...) {
@@ -253,7 +276,7 @@ PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsume
 
 PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
                            const PipelineOptions& options) {
-  const auto on_device = make_model_device(model, device);
+  const auto on_device = make_model_device(model, device, options.raw_scaling);
   return run_batches(readers, *on_device, consumer, options);
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 
 #include "model/model.hpp"
@@ -51,6 +52,9 @@ struct PipelineOptions {
   // Called after every batch with the running figures: progress lines, the watchdog. On
   // the post-processing thread, as consume() is.
   std::function<void(const PipelineStats&)> on_batch;
+  // The source's TileSource::raw_scaling(): set when tiles come raw, to be scaled on the
+  // model's device (run_pipeline).
+  std::optional<RawScaling> raw_scaling;
 };
 
 // The tiles a rank holds in host memory at once, counted once for the reader pool's

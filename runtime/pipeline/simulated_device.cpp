@@ -71,6 +71,7 @@ double fingerprint(const float* values, std::int64_t count) {
 struct SimulatedDevice::State {
   struct Slot {
     torch::Tensor input;
+    torch::Tensor valid;
     std::vector<float> on_device;  // the input as copied
     std::int64_t tiles = 0;
     double fingerprint = 0;
@@ -110,7 +111,7 @@ struct SimulatedDevice::State {
     const std::lock_guard lock(mutex);
     auto& slot = slot_at(index);
     if (options.read_inputs) {
-      const auto values = slot.input.narrow(0, 0, slot.tiles).contiguous();
+      const auto values = slot.input.narrow(0, 0, slot.tiles).to(torch::kFloat).contiguous();
       const auto* data = values.data_ptr<float>();
       slot.on_device.assign(data, data + values.numel());
       if (fingerprint(data, values.numel()) != slot.fingerprint) ++checks.input_changed_before_copy;
@@ -187,18 +188,29 @@ torch::Tensor SimulatedDevice::host_input(int slot, const BatchShape& shape) {
   const std::lock_guard lock(state_->mutex);
   auto& state = state_->slot_at(slot);
   if (state.in_flight) ++state_->checks.input_taken_in_flight;
-  if (!state.input.defined()) state.input = torch::empty({shape.batch, shape.channels, shape.height, shape.width});
+  if (!state.input.defined()) {
+    state.input = torch::empty({shape.batch, shape.channels, shape.height, shape.width}, shape.dtype);
+  }
   return state.input;
 }
 
-void SimulatedDevice::submit(int slot, std::int64_t tiles) {
+torch::Tensor SimulatedDevice::host_valid(int slot, const BatchShape& shape) {
+  const std::lock_guard lock(state_->mutex);
+  auto& state = state_->slot_at(slot);
+  if (state.in_flight) ++state_->checks.input_taken_in_flight;
+  if (!state.valid.defined()) state.valid = torch::empty({shape.batch, shape.height, shape.width}, torch::kByte);
+  return state.valid;
+}
+
+// The valid masks travel with the input; the simulated work does not look at them.
+void SimulatedDevice::submit(int slot, std::int64_t tiles, bool /*with_valid*/) {
   {
     const std::lock_guard lock(state_->mutex);
     auto& state = state_->slot_at(slot);
     if (state.in_flight) ++state_->checks.submitted_in_flight;
     state.tiles = tiles;
     if (state_->options.read_inputs) {
-      const auto values = state.input.narrow(0, 0, tiles).contiguous();
+      const auto values = state.input.narrow(0, 0, tiles).to(torch::kFloat).contiguous();
       state.fingerprint = fingerprint(values.data_ptr<float>(), values.numel());
     }
     state.in_flight = true;

@@ -50,9 +50,10 @@ class SimulatedDevice final : public BatchDevice {
 
   [[nodiscard]] int slots() const override;
   torch::Tensor host_input(int slot, const BatchShape& shape) override;
-  void submit(int slot, std::int64_t tiles) override;
+  torch::Tensor host_valid(int slot, const BatchShape& shape) override;
+  void submit(int slot, std::int64_t tiles, bool with_valid) override;
   // Each tile's output is a row of [tiles, 2] floats: the sum of the tile's values (as
-  // copied to the device) and its first value.
+  // copied to the device, raw ones unscaled) and its first value.
   CollectedBatch collect(int slot) override;
   MemorySample sample_memory() override { return {}; }
 

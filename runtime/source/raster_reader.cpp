@@ -119,7 +119,7 @@ void convert_window(const Raw* raw, const RasterReadPlan& plan, const PixelWindo
 
 // Sizes `out` for the tile; zero padding and a zero mask outside the window only when
 // the window is smaller than the tile, so a full tile is written once, not twice.
-void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, TileData& out) {
+void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, bool raw, TileData& out) {
   const auto& window = tile.window;
   const bool padded = window.width < tile_size || window.height < tile_size;
   const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
@@ -127,10 +127,21 @@ void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, T
   out.channels = static_cast<int>(plan.band_map.size());
   out.height = tile_size;
   out.width = tile_size;
-  if (padded) {
-    out.pixels.assign(plane * plan.band_map.size(), 0.0F);
+  const auto samples = plane * plan.band_map.size();
+  if (raw) {
+    out.pixels.clear();
+    if (padded) {
+      out.bytes.assign(samples, 0);
+    } else {
+      out.bytes.resize(samples);
+    }
   } else {
-    out.pixels.resize(plane * plan.band_map.size());
+    out.bytes.clear();
+    if (padded) {
+      out.pixels.assign(samples, 0.0F);
+    } else {
+      out.pixels.resize(samples);
+    }
   }
   if (padded) {
     out.valid.assign(plane, 0);
@@ -168,7 +179,38 @@ PixelWindow resampled_window(const ResampledRead& read, const PixelWindow& windo
   return from;
 }
 
+// The raw path: the window's Byte samples as read, at the top-left of the tile, and the
+// missing pixels marked in `valid` for the device to zero once scaled.
+void copy_raw_window(const std::uint8_t* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
+                     const std::uint8_t* mask, TileData& out) {
+  const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
+  const auto window_plane = static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height);
+  for (std::size_t b = 0; b < plan.bands.size(); ++b) {
+    for (int y = 0; y < window.height; ++y) {
+      std::copy_n(raw + b * window_plane + static_cast<std::size_t>(y) * window.width, window.width,
+                  out.bytes.data() + b * plane + static_cast<std::size_t>(y) * tile_size);
+    }
+  }
+  if (!out.valid.empty()) mark_missing(raw, plan, window, tile_size, mask, out.valid.data());
+}
+
 }  // namespace
+
+std::optional<RawScaling> common_raw_scaling(std::span<const RasterReadPlan> plans) {
+  if (plans.empty()) return std::nullopt;
+  RawScaling scaling;
+  for (const auto& band : plans.front().bands) {
+    scaling.gain.push_back(band.gain);
+    scaling.offset.push_back(band.offset);
+  }
+  for (const auto& plan : plans) {
+    if (plan.buffer_type != GDT_Byte || plan.bands.size() != scaling.gain.size()) return std::nullopt;
+    for (std::size_t b = 0; b < plan.bands.size(); ++b) {
+      if (plan.bands[b].gain != scaling.gain[b] || plan.bands[b].offset != scaling.offset[b]) return std::nullopt;
+    }
+  }
+  return scaling;
+}
 
 bool buffer_can_hold(GDALDataType buffer_type, double value) {
   switch (buffer_type) {
@@ -193,8 +235,8 @@ GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
       GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR, nullptr, nullptr, nullptr)));
 }
 
-RasterReader::RasterReader(std::span<const RasterReadPlan> plans, int tile_size)
-    : plans_(plans), tile_size_(tile_size) {}
+RasterReader::RasterReader(std::span<const RasterReadPlan> plans, int tile_size, bool raw)
+    : plans_(plans), tile_size_(tile_size), raw_(raw) {}
 
 void RasterReader::close(int image) {
   std::erase_if(open_, [image](const auto& open) { return open.image == image; });
@@ -278,8 +320,14 @@ void RasterReader::read(const Tile& tile, TileData& out) {
     mask = mask_.data();
   }
 
-  prepare_tile(tile, plan, tile_size_, out);
+  prepare_tile(tile, plan, tile_size_, raw_, out);
   const auto* raw = window_.data();
+  if (raw_) {
+    if (plan.buffer_type != GDT_Byte) throw std::logic_error("raw tiles planned for a raster not read as Byte");
+    copy_raw_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
+    out.read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return;
+  }
   switch (plan.buffer_type) {
     case GDT_Byte:
       convert_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);

@@ -66,6 +66,10 @@ struct RasterReadPlan {
 // value it cannot hold marks no pixel.
 bool buffer_can_hold(GDALDataType buffer_type, double value);
 
+// The scaling of raw samples when every plan reads Byte and scales each band alike
+// (then tiles can travel raw); nullopt otherwise.
+std::optional<RawScaling> common_raw_scaling(std::span<const RasterReadPlan> plans);
+
 // GDALOpenEx read-only with verbose errors, without the shared-handle cache, so every
 // caller gets a handle of its own. nullptr on failure, reason in CPLGetLastErrorMsg().
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path);
@@ -79,7 +83,8 @@ inline constexpr std::size_t kOpenRastersPerReader = 16;
 // GDAL handles must not be shared between threads. The plans must outlive the reader.
 class RasterReader final : public TileReader {
  public:
-  RasterReader(std::span<const RasterReadPlan> plans, int tile_size);
+  // `raw`: every plan reads Byte, and tiles keep their samples raw (TileData::bytes).
+  RasterReader(std::span<const RasterReadPlan> plans, int tile_size, bool raw = false);
   void read(const Tile& tile, TileData& out) override;
   // Closes this reader's handle of raster `image`, if open; the next read reopens it
   // (source/read_retry.hpp, after a failed read of a remote raster).
@@ -90,6 +95,7 @@ class RasterReader final : public TileReader {
 
   std::span<const RasterReadPlan> plans_;
   int tile_size_;
+  bool raw_;
   struct OpenRaster {
     int image = -1;
     GDALDatasetUniquePtr handle;

@@ -264,20 +264,22 @@ namespace {
 class RasterSource final : public TileSource {
  public:
   RasterSource(std::vector<RasterDescription> rasters, std::vector<RasterReadPlan> plans, std::vector<Tile> tiles,
-               int channels, int tile_size)
+               int channels, int tile_size, bool raw_bytes)
       : rasters_(std::move(rasters)),
         plans_(std::move(plans)),
         tiles_(std::move(tiles)),
         channels_(channels),
-        tile_size_(tile_size) {}
+        tile_size_(tile_size),
+        raw_scaling_(raw_bytes ? common_raw_scaling(plans_) : std::nullopt) {}
 
   [[nodiscard]] const std::vector<Tile>& tiles() const override { return tiles_; }
   [[nodiscard]] const std::vector<RasterDescription>& rasters() const override { return rasters_; }
   [[nodiscard]] int channels() const override { return channels_; }
   [[nodiscard]] int tile_size() const override { return tile_size_; }
   [[nodiscard]] std::unique_ptr<TileReader> open_reader() const override {
-    return with_read_retries(std::make_unique<RasterReader>(plans_, tile_size_), plans_);
+    return with_read_retries(std::make_unique<RasterReader>(plans_, tile_size_, raw_scaling_.has_value()), plans_);
   }
+  [[nodiscard]] std::optional<RawScaling> raw_scaling() const override { return raw_scaling_; }
 
  private:
   const std::vector<RasterDescription> rasters_;
@@ -285,6 +287,7 @@ class RasterSource final : public TileSource {
   const std::vector<Tile> tiles_;
   const int channels_;
   const int tile_size_;
+  const std::optional<RawScaling> raw_scaling_;  // set: tiles travel raw
 };
 
 }  // namespace
@@ -380,7 +383,7 @@ std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
     tiles.insert(tiles.end(), image_tiles.begin(), image_tiles.end());
   }
   return std::make_unique<RasterSource>(std::move(rasters), std::move(plans), std::move(tiles), channels,
-                                        options.tile_size);
+                                        options.tile_size, options.raw_bytes);
 }
 
 }  // namespace mgpr::runtime

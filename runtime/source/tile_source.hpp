@@ -47,16 +47,31 @@ struct SourceOptions {
   GroundResolution resolution;  // tile_size and overlap count pixels at resolution.model_gsd when read so
   int readers = 1;              // threads that read tiles during the run (workers=)
   int open_threads = 1;         // threads that open and check the rasters at start-up
+  // When every raster is 8-bit (Byte), hand its samples on as they are (TileData::bytes),
+  // a quarter of float32's size, to be scaled on the model's device
+  // (TileSource::raw_scaling, pipeline/normalise.hpp).
+  bool raw_bytes = false;
+};
+
+// How raw Byte samples become the model's values: value = raw * gain[band] + offset[band]
+// ((raw * scale - mean) / std folded once), then 0 where the tile's valid mask is 0.
+struct RawScaling {
+  std::vector<float> gain;  // one per channel
+  std::vector<float> offset;
+  friend bool operator==(const RawScaling&, const RawScaling&) = default;
 };
 
 // One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels
 // outside the image (a raster smaller than a tile) and nodata pixels are 0 after scaling.
+// From a source with raw_scaling(), the samples are raw bytes instead, scaled (and the
+// pixels `valid` marks 0 set to 0) on the model's device.
 struct TileData {
   Tile tile;
   int channels = 0;
   int height = 0;
   int width = 0;
-  std::vector<float> pixels;        // channels * height * width, CHW
+  std::vector<float> pixels;        // channels * height * width, CHW; empty when raw
+  std::vector<std::uint8_t> bytes;  // the same, raw, from a source with raw_scaling(); else empty
   std::vector<std::uint8_t> valid;  // height * width, 1 where every band has data; empty: all valid
   double read_s = 0;                // seconds spent reading and converting
 };
@@ -121,6 +136,8 @@ class TileSource {
   [[nodiscard]] virtual int tile_size() const = 0;
   // Thread-safe; the reader it returns is for one thread.
   [[nodiscard]] virtual std::unique_ptr<TileReader> open_reader() const = 0;
+  // Set when the tiles come raw (TileData::bytes): how to scale them.
+  [[nodiscard]] virtual std::optional<RawScaling> raw_scaling() const { return std::nullopt; }
 };
 
 // The fake source when options.fake is set, else the rasters of options.rasters (all

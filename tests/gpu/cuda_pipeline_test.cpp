@@ -125,7 +125,7 @@ TEST_F(CudaRuntime, ModelDeviceKeepsEachQueuedSlotsBatchItsOwn) {
       EXPECT_TRUE(input.is_pinned());
       input.copy_(torch::rand({4, 3, kTileSize, kTileSize}));
       sent.push_back(input.clone());
-      on_gpu->submit(slot, 4);
+      on_gpu->submit(slot, 4, false);
     }
     double device_s = 0;
     for (int slot = 0; slot < 3; ++slot) {
@@ -157,7 +157,7 @@ rt::PipelineStats run_fake(const TestRun& config, RecordOutputs& outputs) {
   const auto source = rt::make_fake_source({kFakeTiles, 0.0}, kTileSize);
   auto model = load_model(config, device, source->channels());
   rt::ReaderPool readers(*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12);
-  return rt::run_pipeline(readers, model, device, outputs, {kBatch, {}});
+  return rt::run_pipeline(readers, model, device, outputs, {kBatch, {}, {}});
 }
 
 TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {

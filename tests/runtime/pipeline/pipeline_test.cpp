@@ -89,7 +89,7 @@ TEST(Pipeline, EveryTileReachesTheConsumerOnceWithItsOutput) {
   CountingFeed feed(source->tiles());
   rt::ReaderPool readers(*source, 2, feed.feed(), rt::in_flight_tiles(4, 2, cpu).reader_queue());
   SlowConsumer consumer(feed);
-  const auto stats = rt::run_pipeline(readers, model, cpu, consumer, {4, {}});
+  const auto stats = rt::run_pipeline(readers, model, cpu, consumer, {4, {}, {}});
   EXPECT_EQ(stats.tiles, 23);
   EXPECT_EQ(stats.batches, 6);  // five of 4 and the last 3
   ASSERT_EQ(consumer.seen.size(), 23U);
@@ -110,7 +110,7 @@ TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
   CountingFeed feed(source->tiles());
   rt::ReaderPool readers(*source, kWorkers, feed.feed(), capacity);
   SlowConsumer consumer(feed);
-  rt::run_pipeline(readers, model, cpu, consumer, {kBatch, {}});
+  rt::run_pipeline(readers, model, cpu, consumer, {kBatch, {}, {}});
   // The batch being consumed, the next one taken, and the queue; the queue fills while
   // the consumer sleeps, so the rank does read ahead (more than the two batches it holds).
   EXPECT_LE(consumer.most_unfinished, 2 * kBatch + static_cast<int>(capacity));

@@ -98,10 +98,10 @@ TEST(Scheduling, TheSimulatedDeviceCatchesEachBreachOfTheRules) {
   rt::SimulatedDevice device(options);
   const rt::BatchShape shape{2, 1, 4, 4};
   for (int slot = 0; slot < 2; ++slot) device.host_input(slot, shape).fill_(static_cast<float>(slot + 1));
-  device.submit(0, 2);
+  device.submit(0, 2, false);
   device.host_input(0, shape).fill_(7.0F);  // while slot 0 is in flight, before its copy
-  device.submit(1, 2);
-  device.submit(1, 2);                 // again, before it was collected
+  device.submit(1, 2, false);
+  device.submit(1, 2, false);          // again, before it was collected
   EXPECT_NO_THROW(device.collect(1));  // slot 0 is the oldest
   EXPECT_NO_THROW(device.collect(0));
   EXPECT_THROW(device.collect(0), std::logic_error);
@@ -120,7 +120,7 @@ TEST(Scheduling, EveryTileGetsItsOwnOutputInOrderWithSeveralBatchesInFlight) {
     rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
     rt::SimulatedDevice device(jittery(seed));
     CheckingConsumer consumer;
-    const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+    const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
     EXPECT_EQ(stats.tiles, 37);
     EXPECT_EQ(stats.batches, 10);  // nine of 4 and the last 1
     std::vector<int> in_order(37);
@@ -139,7 +139,7 @@ TEST(Scheduling, SeveralReadersStillGiveEveryTileOnceWithItsOutput) {
   rt::ReaderPool readers(*source, 3, rt::make_static_feed(source->tiles(), 0, 1), 12);
   rt::SimulatedDevice device(jittery(11));
   CheckingConsumer consumer;
-  rt::run_batches(readers, device, consumer, {kBatch, {}});
+  rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
   auto seen = consumer.order;
   std::sort(seen.begin(), seen.end());
   ASSERT_EQ(seen.size(), 64U);
@@ -160,7 +160,7 @@ TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
     rt::TileJournal journal(journal_dir.path(), 0);
     CheckingConsumer journaling(&journal);
     try {
-      rt::run_batches(readers, device, journaling, {kBatch, {}});
+      rt::run_batches(readers, device, journaling, {kBatch, {}, {}});
       ADD_FAILURE() << "no error";
     } catch (const std::runtime_error& error) {
       EXPECT_NE(std::string(error.what()).find("failed batch 3"), std::string::npos) << error.what();
@@ -211,7 +211,7 @@ TEST(Scheduling, AReadFailureMidFlightStillConsumesWhatWasSubmitted) {
   options.compute_s = 0.02;  // slow enough that batches are queued when the read fails
   rt::SimulatedDevice device(options);
   CheckingConsumer consumer;
-  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}}), std::runtime_error);
+  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}, {}}), std::runtime_error);
   const auto checks = device.checks();
   EXPECT_GT(checks.batches, 0);
   EXPECT_EQ(consumer.batches, checks.batches) << "a batch submitted before the failure was not consumed";
@@ -224,7 +224,7 @@ TEST(Scheduling, AConsumerFailureStopsTheRunAndCollectsWhatIsInFlight) {
   rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
   rt::SimulatedDevice device(jittery(7));
   CheckingConsumer consumer(nullptr, 2);
-  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}}), std::runtime_error);
+  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}, {}}), std::runtime_error);
   EXPECT_EQ(consumer.batches, 2);
   const auto checks = device.checks();
   EXPECT_LT(checks.batches, 15) << "batches were still submitted after the consumer failed";
@@ -244,9 +244,11 @@ TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
   rt::ReaderPool readers(*source, 2, feed, 8);
   rt::SimulatedDevice device(jittery(9));
   CheckingConsumer consumer;
-  rt::PipelineOptions options{kBatch, [&](const rt::PipelineStats& running) {
-                                if (running.batches == 5) stop = true;
-                              }};
+  rt::PipelineOptions options;
+  options.batch_size = kBatch;
+  options.on_batch = [&](const rt::PipelineStats& running) {
+    if (running.batches == 5) stop = true;
+  };
   const auto stats = rt::run_batches(readers, device, consumer, options);
   EXPECT_EQ(stats.batches, device.checks().batches);
   EXPECT_EQ(static_cast<std::size_t>(stats.tiles), consumer.order.size());
@@ -268,7 +270,7 @@ TEST(Scheduling, HostAndDeviceWorkOverlap) {
   options.copy_back_s = 0.001;
   rt::SimulatedDevice device(options);
   CheckingConsumer consumer;
-  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
   const double serial_s =
       (kTiles / kBatch) * (kBatch * kReadS + options.copy_s + options.compute_s + options.copy_back_s);
   EXPECT_LT(stats.elapsed_s, 0.8 * serial_s) << "host and device did not overlap";
@@ -280,7 +282,8 @@ class CountingDevice final : public rt::BatchDevice {
   explicit CountingDevice(rt::BatchDevice& inner) : inner_(inner) {}
   [[nodiscard]] int slots() const override { return inner_.slots(); }
   torch::Tensor host_input(int slot, const rt::BatchShape& shape) override { return inner_.host_input(slot, shape); }
-  void submit(int slot, std::int64_t tiles) override { inner_.submit(slot, tiles); }
+  torch::Tensor host_valid(int slot, const rt::BatchShape& shape) override { return inner_.host_valid(slot, shape); }
+  void submit(int slot, std::int64_t tiles, bool with_valid) override { inner_.submit(slot, tiles, with_valid); }
   rt::CollectedBatch collect(int slot) override { return inner_.collect(slot); }
   rt::MemorySample sample_memory() override {
     ++samples;
@@ -300,7 +303,7 @@ TEST(Scheduling, MemoryIsSampledAtMostOnceASecond) {
   rt::SimulatedDevice simulated(options);
   CountingDevice device(simulated);
   CheckingConsumer consumer;
-  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}});
+  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
   ASSERT_EQ(stats.batches, 20);
   const int most = 2 + static_cast<int>(stats.elapsed_s);  // the first batch, one a second, the end
   EXPECT_GE(device.samples, 2);

@@ -1,0 +1,113 @@
+// 8-bit rasters travel raw (TileData::bytes) and are scaled where the model runs
+// (pipeline/raw_scaler.hpp): the model sees exactly what the readers' own float
+// conversion gives it, nodata pixels and the padding of edge tiles zeroed included.
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+#include <map>
+
+#include "distributed/sharding.hpp"
+#include "model/execution_policy.hpp"
+#include "model/model.hpp"
+#include "pipeline/pipeline.hpp"
+#include "source/tile_source.hpp"
+#include "support/rasters.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace rt = mgpr::runtime;
+
+constexpr int kTileSize = 64;
+
+// A model that returns its input, so the test compares what the model was fed.
+rt::TileModel identity_model(const std::string& dir, const rt::DeviceChoice& cpu) {
+  torch::jit::Module module("Identity");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.define(R"(
+def forward(self, x):
+    return x * 1.0
+)");
+  const auto file = dir + "/identity.pt";
+  module.save(file);
+  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, false}, rt::execution_facts(cpu));
+  return rt::TileModel({file, {}, kTileSize}, cpu, 3, plans);
+}
+
+class RecordInputs final : public rt::BatchConsumer {
+ public:
+  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
+    const auto batch = output.toTensor();
+    for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id] = batch[static_cast<long>(i)].clone();
+  }
+  std::map<rt::TileId, torch::Tensor> by_tile;
+};
+
+rt::SourceOptions options_for(const std::string& raster, bool raw) {
+  rt::SourceOptions options;
+  options.rasters = {raster};
+  options.tile_size = kTileSize;
+  options.mean = {0.485, 0.456, 0.406};
+  options.std = {0.229, 0.224, 0.225};
+  options.raw_bytes = raw;
+  return options;
+}
+
+std::map<rt::TileId, torch::Tensor> model_inputs(const rt::TileSource& source, rt::TileModel& model) {
+  rt::ReaderPool readers(source, 2, rt::make_static_feed(source.tiles(), 0, 1), 8);
+  RecordInputs inputs;
+  rt::PipelineOptions options;
+  options.batch_size = 3;
+  options.raw_scaling = source.raw_scaling();
+  rt::run_pipeline(readers, model, rt::DeviceChoice{}, inputs, options);
+  return inputs.by_tile;
+}
+
+TEST(RawBytes, AByteRasterReachesTheModelAsTheFloatPathFeedsIt) {
+  mgpr::test::TempDir dir;
+  mgpr::test::RasterSpec spec;  // Byte, 200 x 150: edge tiles are padded
+  spec.nodata = 0;              // some pixels missing in every band at once
+  const auto raster = mgpr::test::write_raster(dir.file("rgb.tif"), spec);
+  const auto as_float = rt::make_tile_source(options_for(raster, false));
+  const auto as_raw = rt::make_tile_source(options_for(raster, true));
+  EXPECT_FALSE(as_float->raw_scaling().has_value());
+  ASSERT_TRUE(as_raw->raw_scaling().has_value());
+  EXPECT_EQ(as_raw->raw_scaling()->gain.size(), 3U);
+
+  // The readers hand on bytes, not floats.
+  rt::TileData tile;
+  as_raw->open_reader()->read(as_raw->tiles().back(), tile);
+  EXPECT_TRUE(tile.pixels.empty());
+  EXPECT_EQ(tile.bytes.size(), 3U * kTileSize * kTileSize);
+  EXPECT_FALSE(tile.valid.empty()) << "an edge tile with nodata has a mask";
+
+  auto model = identity_model(dir.path().string(), rt::DeviceChoice{});
+  const auto expected = model_inputs(*as_float, model);
+  const auto fed = model_inputs(*as_raw, model);
+  ASSERT_EQ(expected.size(), as_float->tiles().size());
+  ASSERT_EQ(fed.size(), expected.size());
+  std::int64_t zeroed = 0;
+  for (const auto& [id, values] : expected) {
+    const auto& raw_values = fed.at(id);
+    EXPECT_TRUE(torch::allclose(raw_values, values, 1e-5, 1e-6))
+        << "tile " << id.image << "/" << id.row << ": largest difference "
+        << (raw_values - values).abs().max().item<float>();
+    zeroed += (values == 0).all(0).sum().item<std::int64_t>();
+  }
+  EXPECT_GT(zeroed, 0) << "the raster should have missing or padded pixels, zero in every band";
+}
+
+TEST(RawBytes, OtherTypesStayFloatOnTheReaders) {
+  mgpr::test::TempDir dir;
+  mgpr::test::RasterSpec spec;
+  spec.type = GDT_UInt16;
+  const auto raster = mgpr::test::write_raster(dir.file("u16.tif"), spec);
+  const auto source = rt::make_tile_source(options_for(raster, true));
+  EXPECT_FALSE(source->raw_scaling().has_value());
+  rt::TileData tile;
+  source->open_reader()->read(source->tiles().front(), tile);
+  EXPECT_TRUE(tile.bytes.empty());
+  EXPECT_EQ(tile.pixels.size(), 3U * kTileSize * kTileSize);
+}
+
+}  // namespace
