@@ -41,8 +41,8 @@ double median(std::vector<double> values) {
 // pipeline is the copy into the batch slot.
 class TimedSource final : public rt::TileSource {
  public:
-  TimedSource(int count, int tile_size, int channels, double read_s)
-      : tile_size_(tile_size), channels_(channels), read_s_(read_s) {
+  TimedSource(int count, int tile_size, int channels, double read_s, bool raw)
+      : tile_size_(tile_size), channels_(channels), read_s_(read_s), raw_(raw) {
     for (int i = 0; i < count; ++i)
       tiles_.push_back({rt::TileId{0, i, 0}, rt::PixelWindow{0, 0, tile_size, tile_size}});
   }
@@ -63,8 +63,13 @@ class TimedSource final : public rt::TileSource {
       out.channels = source_.channels_;
       out.height = source_.tile_size_;
       out.width = source_.tile_size_;
-      out.pixels.resize(static_cast<std::size_t>(source_.channels_) * static_cast<std::size_t>(source_.tile_size_) *
-                        static_cast<std::size_t>(source_.tile_size_));
+      const auto samples = static_cast<std::size_t>(source_.channels_) * static_cast<std::size_t>(source_.tile_size_) *
+                           static_cast<std::size_t>(source_.tile_size_);
+      if (source_.raw_) {
+        out.bytes.resize(samples);
+      } else {
+        out.pixels.resize(samples);
+      }
       out.valid.clear();
       out.read_s = seconds_since(started);
     }
@@ -78,6 +83,7 @@ class TimedSource final : public rt::TileSource {
   int tile_size_;
   int channels_;
   double read_s_;
+  bool raw_;  // 8-bit samples (as from a Byte raster), else float32
 };
 
 class DiscardOutputs final : public rt::BatchConsumer {
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
   double copy_back_ms = 0.5;
   double jitter = 0.1;
   double read_ms = 0;
+  bool float_tiles = false;
   CLI::App app{"mgpr-bench-fake-device: end-to-end against device-only tiles/s on the simulated GPU"};
   app.add_option("--tiles", tiles, "tiles a measure")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch_size, "tiles a batch")->check(CLI::PositiveNumber);
@@ -129,6 +136,7 @@ int main(int argc, char** argv) {
   app.add_option("--copy-back-ms", copy_back_ms, "the output's copy back, a batch");
   app.add_option("--jitter", jitter, "each latency scaled by a factor in [1 - jitter, 1 + jitter]");
   app.add_option("--read-ms", read_ms, "a reader thread's time a tile (besides the copy into the slot)");
+  app.add_flag("--float", float_tiles, "float32 tiles (rasters other than 8-bit) instead of raw 8-bit ones");
   CLI11_PARSE(app, argc, argv);
   try {
     const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "simulated"};
@@ -139,9 +147,9 @@ int main(int argc, char** argv) {
     options.copy_back_s = copy_back_ms / 1000;
     options.jitter = jitter;
     options.read_inputs = false;
-    const rt::BatchShape shape{batch_size, channels, tile_size, tile_size};
+    const rt::BatchShape shape{batch_size, channels, tile_size, tile_size, float_tiles ? torch::kFloat : torch::kByte};
     const std::int64_t batches = (tiles + batch_size - 1) / batch_size;
-    const TimedSource source(tiles, tile_size, channels, read_ms / 1000);
+    const TimedSource source(tiles, tile_size, channels, read_ms / 1000, !float_tiles);
     const auto in_flight = rt::in_flight_tiles(batch_size, workers, gpu);
 
     std::vector<double> device_rates;
@@ -167,9 +175,10 @@ int main(int argc, char** argv) {
     fmt::print("simulated device: end-to-end {:.1f} tiles/s / device-only {:.1f} tiles/s = {:.3f} (medians of {})\n",
                median(end_to_end_rates), median(device_rates), ratio, rounds);
     fmt::print(
-        "(tiles {}, batch {}, tile {}x{}x{}, workers {}, device {} ms + copies {} + {} ms, jitter {}, read {} ms a "
+        "(tiles {}, batch {}, tile {}x{}x{} {}, workers {}, device {} ms + copies {} + {} ms, jitter {}, read {} ms a "
         "tile)\n",
-        tiles, batch_size, channels, tile_size, tile_size, workers, compute_ms, copy_ms, copy_back_ms, jitter, read_ms);
+        tiles, batch_size, channels, tile_size, tile_size, float_tiles ? "float32" : "uint8", workers, compute_ms,
+        copy_ms, copy_back_ms, jitter, read_ms);
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "mgpr-bench-fake-device: {}\n", error.what());
