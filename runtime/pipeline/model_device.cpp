@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "model/cuda_backend.hpp"
@@ -37,95 +38,104 @@ void check_slot(int slot, std::size_t slots) {
   }
 }
 
+// The slots' host inputs and valid masks, allocated at first use and kept; page-locked
+// for a GPU, so its copies are asynchronous.
+class HostBuffers {
+ public:
+  HostBuffers(int slots, bool pinned) : slots_(static_cast<std::size_t>(slots)), pinned_(pinned) {}
+
+  [[nodiscard]] int size() const { return static_cast<int>(slots_.size()); }
+  torch::Tensor input(int slot, const BatchShape& shape) {
+    auto& input = at(slot).input;
+    if (!input.defined()) input = allocate_host_input(shape, pinned_);
+    return input;
+  }
+  torch::Tensor valid(int slot, const BatchShape& shape) {
+    auto& valid = at(slot).valid;
+    if (!valid.defined()) valid = allocate_host_valid(shape, pinned_);
+    return valid;
+  }
+  // The first `tiles` rows of what the slot holds; valid undefined unless `with_valid`.
+  [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> rows(int slot, std::int64_t tiles, bool with_valid) {
+    auto& buffers = at(slot);
+    return {buffers.input.narrow(0, 0, tiles), with_valid ? buffers.valid.narrow(0, 0, tiles) : torch::Tensor()};
+  }
+
+ private:
+  struct Buffers {
+    torch::Tensor input;
+    torch::Tensor valid;
+  };
+  Buffers& at(int slot) {
+    check_slot(slot, slots_.size());
+    return slots_[static_cast<std::size_t>(slot)];
+  }
+  std::vector<Buffers> slots_;
+  bool pinned_;
+};
+
 // The host computes: the forward pass runs in submit(), collect() hands its output on.
 class CpuModelDevice final : public BatchDevice {
  public:
   CpuModelDevice(TileModel& model, const DeviceChoice& device, const std::optional<RawScaling>& raw)
-      : model_(model), device_(device), slots_(static_cast<std::size_t>(pipeline_slots(device))) {
+      : model_(model), device_(device), buffers_(pipeline_slots(device), false), results_(buffers_.size()) {
     if (raw) scaler_.emplace(*raw, torch::Device(torch::kCPU));
   }
 
-  [[nodiscard]] int slots() const override { return static_cast<int>(slots_.size()); }
-
-  torch::Tensor host_input(int slot, const BatchShape& shape) override {
-    check_slot(slot, slots_.size());
-    auto& input = slots_[static_cast<std::size_t>(slot)].input;
-    if (!input.defined()) input = allocate_host_input(shape, false);
-    return input;
-  }
-
-  torch::Tensor host_valid(int slot, const BatchShape& shape) override {
-    check_slot(slot, slots_.size());
-    auto& valid = slots_[static_cast<std::size_t>(slot)].valid;
-    if (!valid.defined()) valid = allocate_host_valid(shape, false);
-    return valid;
-  }
+  [[nodiscard]] int slots() const override { return buffers_.size(); }
+  torch::Tensor host_input(int slot, const BatchShape& shape) override { return buffers_.input(slot, shape); }
+  torch::Tensor host_valid(int slot, const BatchShape& shape) override { return buffers_.valid(slot, shape); }
 
   void submit(int slot, std::int64_t tiles, bool with_valid) override {
-    check_slot(slot, slots_.size());
-    auto& state = slots_[static_cast<std::size_t>(slot)];
+    const auto [input, valid] = buffers_.rows(slot, tiles, with_valid);
     const auto started = std::chrono::steady_clock::now();
-    const auto valid = with_valid ? state.valid.narrow(0, 0, tiles) : torch::Tensor();
-    state.output = model_.forward(model_input(state.input.narrow(0, 0, tiles), valid, scaler_));
-    state.device_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    auto& result = results_[static_cast<std::size_t>(slot)];
+    result.output = model_.forward(model_input(input, valid, scaler_));
+    result.device_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
 
   CollectedBatch collect(int slot) override {
-    check_slot(slot, slots_.size());
-    auto& state = slots_[static_cast<std::size_t>(slot)];
-    return {std::exchange(state.output, torch::IValue()), state.device_s};
+    check_slot(slot, results_.size());
+    auto& result = results_[static_cast<std::size_t>(slot)];
+    return {std::exchange(result.output, torch::IValue()), result.device_s};
   }
 
   MemorySample sample_memory() override { return runtime::sample_memory(device_); }
 
  private:
-  struct Slot {
-    torch::Tensor input;
-    torch::Tensor valid;
-    torch::IValue output;
-    double device_s = 0;
-  };
   TileModel& model_;
   DeviceChoice device_;
   std::optional<RawScaler> scaler_;
-  std::vector<Slot> slots_;
+  HostBuffers buffers_;
+  std::vector<CollectedBatch> results_;
 };
 
 // The GPU computes while the host fills the next slot: every step of submit() is queued.
 class CudaModelDevice final : public BatchDevice {
  public:
   CudaModelDevice(TileModel& model, const DeviceChoice& device, const std::optional<RawScaling>& raw)
-      : model_(model), device_(device), slots_(static_cast<std::size_t>(pipeline_slots(device))) {
+      : model_(model),
+        device_(device),
+        buffers_(pipeline_slots(device), true),
+        streams_(static_cast<std::size_t>(buffers_.size())) {
     if (raw) scaler_.emplace(*raw, device.device);
     const auto index = device.device.index();
-    for (auto& slot : slots_) {
+    for (auto& slot : streams_) {
       slot.copy = cuda_backend::make_copy_stream(index);
       slot.timer = cuda_backend::make_stream_timer(index);
     }
   }
 
-  [[nodiscard]] int slots() const override { return static_cast<int>(slots_.size()); }
-
-  torch::Tensor host_input(int slot, const BatchShape& shape) override {
-    check_slot(slot, slots_.size());
-    auto& input = slots_[static_cast<std::size_t>(slot)].input;
-    if (!input.defined()) input = allocate_host_input(shape, true);
-    return input;
-  }
-
-  torch::Tensor host_valid(int slot, const BatchShape& shape) override {
-    check_slot(slot, slots_.size());
-    auto& valid = slots_[static_cast<std::size_t>(slot)].valid;
-    if (!valid.defined()) valid = allocate_host_valid(shape, true);
-    return valid;
-  }
+  [[nodiscard]] int slots() const override { return buffers_.size(); }
+  torch::Tensor host_input(int slot, const BatchShape& shape) override { return buffers_.input(slot, shape); }
+  torch::Tensor host_valid(int slot, const BatchShape& shape) override { return buffers_.valid(slot, shape); }
 
   void submit(int slot, std::int64_t tiles, bool with_valid) override {
-    check_slot(slot, slots_.size());
-    auto& state = slots_[static_cast<std::size_t>(slot)];
-    auto on_device = state.copy->start(state.input.narrow(0, 0, tiles));
+    const auto [input, host_valid] = buffers_.rows(slot, tiles, with_valid);
+    auto& state = streams_[static_cast<std::size_t>(slot)];
+    auto on_device = state.copy->start(input);
     torch::Tensor valid;
-    if (with_valid) valid = state.copy->start(state.valid.narrow(0, 0, tiles));
+    if (host_valid.defined()) valid = state.copy->start(host_valid);
     // The compute stream waits for this slot's copies (the event follows the last).
     state.copy->hand_over(on_device);
     if (valid.defined()) state.copy->hand_over(valid);
@@ -141,8 +151,8 @@ class CudaModelDevice final : public BatchDevice {
   }
 
   CollectedBatch collect(int slot) override {
-    check_slot(slot, slots_.size());
-    auto& state = slots_[static_cast<std::size_t>(slot)];
+    check_slot(slot, streams_.size());
+    auto& state = streams_[static_cast<std::size_t>(slot)];
     const double device_s = state.timer->seconds();  // waits for the end event
     return {std::exchange(state.output, torch::IValue()), device_s};
   }
@@ -150,17 +160,16 @@ class CudaModelDevice final : public BatchDevice {
   MemorySample sample_memory() override { return runtime::sample_memory(device_); }
 
  private:
-  struct Slot {
-    torch::Tensor input;  // page-locked, as is valid
-    torch::Tensor valid;
-    torch::IValue output;
+  struct SlotStreams {
     std::unique_ptr<cuda_backend::CopyStream> copy;
     std::unique_ptr<cuda_backend::StreamTimer> timer;
+    torch::IValue output;  // on the host once the end event has passed
   };
   TileModel& model_;
   DeviceChoice device_;
   std::optional<RawScaler> scaler_;  // on the GPU
-  std::vector<Slot> slots_;
+  HostBuffers buffers_;
+  std::vector<SlotStreams> streams_;
 };
 
 }  // namespace
