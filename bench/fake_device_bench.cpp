@@ -159,10 +159,12 @@ int main(int argc, char** argv) {
       const double device_s = device_only_seconds(options, shape, batches);
       device_rates.push_back(static_cast<double>(tiles) / device_s);
 
-      rt::ReaderPool readers(source, workers, rt::make_static_feed(source.tiles(), 0, 1), in_flight.reader_queue());
       rt::SimulatedDevice device(options);
       DiscardOutputs discard;
-      const auto stats = rt::run_batches(readers, device, discard, {batch_size, {}, {}});
+      const auto stats =
+          rt::run_batches({source, workers, rt::make_static_feed(source.tiles(), 0, 1), in_flight.reader_queue()},
+                          device, discard, {batch_size, {}, {}})
+              .stats;
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(
           "round {}: device-only {:.1f} tiles/s; end-to-end {:.1f} tiles/s, device busy {:.1f}%, copying into slots "

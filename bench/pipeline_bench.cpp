@@ -93,10 +93,11 @@ int main(int argc, char** argv) {
       const double model_s = seconds_since(model_started);
       model_rates.push_back(static_cast<double>(batches * batch_size) / model_s);
 
-      rt::ReaderPool readers(*source, plan.in_flight.workers, rt::make_static_feed(repeated, 0, 1),
-                             plan.in_flight.reader_queue());
       DiscardOutputs discard;
-      stats = rt::run_pipeline(readers, model, device, discard, {batch_size, {}, source->raw_scaling()});
+      stats = rt::run_pipeline({*source, plan.in_flight.workers, rt::make_static_feed(repeated, 0, 1),
+                                plan.in_flight.reader_queue()},
+                               model, device, discard, {batch_size, {}, source->raw_scaling()})
+                  .stats;
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(
           "round {}: model-only {} tiles in {:.2f} s = {:.2f} tiles/s; end-to-end {} tiles in {:.2f} s = {:.2f} "

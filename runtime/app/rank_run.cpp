@@ -221,7 +221,6 @@ Outcome process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run
   run.output->set_journal(&journal);
   auto feed = plan.sharding == Sharding::kStatic ? make_static_feed(todo, ranks.rank, ranks.world_size)
                                                  : make_dynamic_feed(todo, communicator, "mgpr/next-tile");
-  ReaderPool readers(*run.source, plan.in_flight.workers, stoppable(std::move(feed)), plan.in_flight.reader_queue());
   const auto run_tiles = static_cast<std::int64_t>(todo.size());
   ProgressPrinter printer(ranks.rank, run_tiles / ranks.world_size, run_tiles, plan.log_interval,
                           ::isatty(STDERR_FILENO) != 0);
@@ -244,12 +243,12 @@ Outcome process(const RunPlan& plan, const RankEnvironment& ranks, Prepared& run
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
   };
-  const auto stats = run_pipeline(readers, *run.model, plan.device, *run.output,
-                                  {plan.in_flight.batch_size, on_batch, run.source->raw_scaling()});
+  const auto [stats, own_failures] = run_pipeline(
+      {*run.source, plan.in_flight.workers, stoppable(std::move(feed)), plan.in_flight.reader_queue()}, *run.model,
+      plan.device, *run.output, {plan.in_flight.batch_size, on_batch, run.source->raw_scaling()});
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
-  const auto own_failures = readers.failures();
   for (const auto& [image, reason] : own_failures) {
     const auto& raster = run.source->rasters().at(static_cast<std::size_t>(image));
     summary.failed_rasters.push_back({redact_input(raster.path), reason});

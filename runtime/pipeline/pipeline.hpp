@@ -1,10 +1,12 @@
 #pragma once
-// The rank's main loop, by stage: reader threads read tiles ahead (source/reader_pool);
-// this thread copies each tile into a batch slot's host input as it arrives and submits
-// the slot to the device (pipeline/batch_device.hpp); a post-processing thread collects
-// each slot's output in submission order and hands it to the consumer (the task: parsing,
-// journal, results), then frees the slot. On a GPU two batches are queued on the device
-// while the third is filled, so the device never waits for the host between batches.
+// The rank's main loop, by stage: reader threads read tiles ahead (source/reader_pool)
+// and each copies the tile it read straight into the next free row of a batch slot's
+// host input (pipeline/batch_slots.hpp), so that copy runs on every reader at once; this
+// thread submits each slot to the device (pipeline/batch_device.hpp) once its rows are
+// filled; a post-processing thread collects each slot's output in submission order and
+// hands it to the consumer (the task: parsing, journal, results), then frees the slot.
+// On a GPU two batches are queued on the device while the third is filled, so the device
+// never waits for the host between batches.
 #include <torch/script.h>
 
 #include <cstddef>
@@ -37,7 +39,7 @@ struct PipelineStats {
   double model_s = 0;
   // Waiting for the readers; on a GPU mostly while it still computes earlier batches.
   double data_wait_s = 0;
-  double stack_s = 0;  // copying tiles into the batches' host inputs
+  double stack_s = 0;  // copying tiles into the batches' host inputs, summed over the readers
   double read_s = 0;   // the readers' own time, summed over threads
   // Memory is sampled at most once a second (the first batch, then a second apart, and
   // at the end): the average is over those samples.
@@ -72,23 +74,38 @@ struct InFlightTiles {
 
   // What the reader pool may hold, ready or being read.
   [[nodiscard]] std::size_t reader_queue() const;
-  // Besides the queue, the batch slots' host inputs: a tile's pixels go back to the
-  // readers as soon as they are copied into a slot.
+  // The tiles whose pixels are held at once: the batch slots' host inputs, and each
+  // reader's buffer (a tile in the queue has already left its pixels in a slot).
   [[nodiscard]] std::size_t held_by_pipeline() const;
-  [[nodiscard]] std::size_t total() const { return reader_queue() + held_by_pipeline(); }
+  [[nodiscard]] std::size_t total() const { return held_by_pipeline(); }
 };
 
 InFlightTiles in_flight_tiles(int batch_size, int workers, const DeviceChoice& device);
 
-// Runs every tile the readers give through `device` to `consumer`. When a stage fails
-// (a read, the model, the consumer) no more batches are submitted and the first error is
-// rethrown; batches the device finished before a read or a forward pass failed are still
-// consumed (journaled) first, so nothing computed is lost.
-PipelineStats run_batches(ReaderPool& readers, BatchDevice& device, BatchConsumer& consumer,
-                          const PipelineOptions& options);
+// How the pipeline reads its tiles (source/reader_pool.hpp): `workers` threads reading
+// the tiles `feed` hands out from `source`, at most `queue` of them claimed from the feed
+// and not yet taken into a batch (InFlightTiles::reader_queue()).
+struct TileReading {
+  const TileSource& source;
+  int workers = 1;
+  TileFeed feed;
+  std::size_t queue = 1;
+};
+
+struct PipelineRun {
+  PipelineStats stats;
+  RasterFailures failures;  // rasters whose reads failed; their other tiles were skipped
+};
+
+// Reads every tile the feed gives and runs it through `device` to `consumer`. When a
+// stage fails (a read, the model, the consumer) no more batches are submitted and the
+// first error is rethrown; batches the device finished before a read or a forward pass
+// failed are still consumed (journaled) first, so nothing computed is lost.
+PipelineRun run_batches(const TileReading& reading, BatchDevice& device, BatchConsumer& consumer,
+                        const PipelineOptions& options);
 
 // run_batches on `model`'s device (pipeline/model_device.hpp).
-PipelineStats run_pipeline(ReaderPool& readers, TileModel& model, const DeviceChoice& device, BatchConsumer& consumer,
-                           const PipelineOptions& options);
+PipelineRun run_pipeline(const TileReading& reading, TileModel& model, const DeviceChoice& device,
+                         BatchConsumer& consumer, const PipelineOptions& options);
 
 }  // namespace mgpr::runtime

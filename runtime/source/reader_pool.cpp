@@ -21,8 +21,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 struct ReaderPool::State {
-  State(const TileSource& tile_source, TileFeed tile_feed, std::size_t queue_capacity)
-      : source(tile_source), feed(std::move(tile_feed)), capacity(queue_capacity) {}
+  State(const TileSource& tile_source, TileFeed tile_feed, std::size_t queue_capacity, TilePlacer* tile_placer)
+      : source(tile_source), feed(std::move(tile_feed)), capacity(queue_capacity), placer(tile_placer) {}
 
   void work();
   void stop_and_join();
@@ -34,6 +34,7 @@ struct ReaderPool::State {
   const TileSource& source;
   const TileFeed feed;
   const std::size_t capacity;
+  TilePlacer* const placer;
 
   std::mutex mutex;
   std::condition_variable slot_freed;  // a reader may claim the next tile
@@ -83,6 +84,7 @@ void ReaderPool::State::work() {
         continue;
       }
       const auto start = std::chrono::steady_clock::now();
+      data.placed.reset();
       try {
         reader->read(*tile, data);
       } catch (const RasterReadError& failure) {
@@ -96,9 +98,19 @@ void ReaderPool::State::work() {
         continue;
       }
       const double read_s = seconds_since(start);
+      if (placer != nullptr) placer->place(data);
       {
         const std::lock_guard lock(mutex);
         if (stopping) break;
+        if (placer != nullptr) {
+          // The samples are in the placer's hands: the buffers serve this pool's next read.
+          TileData buffers;
+          buffers.pixels = std::move(data.pixels);
+          buffers.bytes = std::move(data.bytes);
+          data.pixels = {};
+          data.bytes = {};
+          spare.push_back(std::move(buffers));
+        }
         ++stats.tiles;
         stats.read_s += read_s;
         ready.push_back(std::move(data));
@@ -127,11 +139,13 @@ void ReaderPool::State::stop_and_join() {
   }
   slot_freed.notify_all();
   tile_ready.notify_all();
+  if (placer != nullptr) placer->stop_waiting();
   threads.clear();  // each thread finishes at most the feed() or read() it is in
 }
 
-ReaderPool::ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity)
-    : state_(std::make_unique<State>(source, std::move(feed), queue_capacity)) {
+ReaderPool::ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity,
+                       TilePlacer* placer)
+    : state_(std::make_unique<State>(source, std::move(feed), queue_capacity, placer)) {
   if (workers < 1) throw std::invalid_argument("ReaderPool needs at least one worker");
   if (queue_capacity < 1) throw std::invalid_argument("ReaderPool needs a queue capacity of at least one tile");
   state_->running = workers;

@@ -14,6 +14,21 @@ namespace mgpr::runtime {
 // from several reader threads at once: implementations are thread-safe.
 using TileFeed = std::function<std::optional<Tile>()>;
 
+// Takes each tile's samples off the reader thread that read it: the pipeline copies them
+// straight into a batch slot (pipeline/batch_slots.hpp), so that copy runs on every
+// reader thread at once instead of one. Called from several reader threads at once.
+class TilePlacer {
+ public:
+  virtual ~TilePlacer() = default;
+  // Right after `tile` was read, on the reader thread: copies its samples out and sets
+  // tile.placed. May wait for room; throws to stop the run (the pool rethrows it from
+  // next()). The pool then keeps the tile's pixel buffers for its next read, and next()
+  // hands out the tile without them.
+  virtual void place(TileData& tile) = 0;
+  // The pool is stopping: a place() waiting for room returns at once, by throwing.
+  virtual void stop_waiting() = 0;
+};
+
 struct ReaderStats {
   std::int64_t tiles = 0;
   double read_s = 0;           // summed over the reader threads
@@ -26,8 +41,10 @@ class ReaderPool {
   // that many TileData exist besides those the consumer holds, and a dynamic feed is
   // not asked for a tile there is no room for yet; give at least `workers` to keep every
   // worker busy. `source` must outlive the pool. Throws std::invalid_argument for
-  // workers < 1 or queue_capacity < 1.
-  ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity);
+  // workers < 1 or queue_capacity < 1. With a `placer` (which must outlive the pool),
+  // every tile read is handed to it on the reader thread before next() sees it.
+  ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity,
+             TilePlacer* placer = nullptr);
   // Stops the threads and joins them, also when the consumer stopped early: it waits at
   // most for the feed() or read() calls in progress.
   ~ReaderPool();

@@ -74,6 +74,13 @@ struct TileData {
   std::vector<std::uint8_t> bytes;  // the same, raw, from a source with raw_scaling(); else empty
   std::vector<std::uint8_t> valid;  // height * width, 1 where every band has data; empty: all valid
   double read_s = 0;                // seconds spent reading and converting
+  // Set when the reader thread put the samples straight into a batch slot's row
+  // (source/reader_pool.hpp's TilePlacer); pixels and bytes are then empty.
+  struct Placement {
+    int slot = 0;
+    int row = 0;
+  };
+  std::optional<Placement> placed;
 };
 
 // What the run knows about one input raster, for tiling and, later, georeferencing.

@@ -156,8 +156,9 @@ rt::PipelineStats run_fake(const TestRun& config, RecordOutputs& outputs) {
   const auto device = rt::choose_device(config.accelerator, 0);
   const auto source = rt::make_fake_source({kFakeTiles, 0.0}, kTileSize);
   auto model = load_model(config, device, source->channels());
-  rt::ReaderPool readers(*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12);
-  return rt::run_pipeline(readers, model, device, outputs, {kBatch, {}, {}});
+  return rt::run_pipeline({*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12}, model, device, outputs,
+                          {kBatch, {}, {}})
+      .stats;
 }
 
 TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {

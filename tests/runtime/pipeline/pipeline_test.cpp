@@ -87,9 +87,10 @@ TEST(Pipeline, EveryTileReachesTheConsumerOnceWithItsOutput) {
   const rt::DeviceChoice cpu{};
   auto model = tile_mean_model(cpu, source->channels());
   CountingFeed feed(source->tiles());
-  rt::ReaderPool readers(*source, 2, feed.feed(), rt::in_flight_tiles(4, 2, cpu).reader_queue());
   SlowConsumer consumer(feed);
-  const auto stats = rt::run_pipeline(readers, model, cpu, consumer, {4, {}, {}});
+  const auto stats = rt::run_pipeline({*source, 2, feed.feed(), rt::in_flight_tiles(4, 2, cpu).reader_queue()}, model,
+                                      cpu, consumer, {4, {}, {}})
+                         .stats;
   EXPECT_EQ(stats.tiles, 23);
   EXPECT_EQ(stats.batches, 6);  // five of 4 and the last 3
   ASSERT_EQ(consumer.seen.size(), 23U);
@@ -108,9 +109,8 @@ TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
   EXPECT_EQ(capacity, static_cast<std::size_t>(kBatch + kWorkers));
   auto model = tile_mean_model(cpu, source->channels());
   CountingFeed feed(source->tiles());
-  rt::ReaderPool readers(*source, kWorkers, feed.feed(), capacity);
   SlowConsumer consumer(feed);
-  rt::run_pipeline(readers, model, cpu, consumer, {kBatch, {}, {}});
+  rt::run_pipeline({*source, kWorkers, feed.feed(), capacity}, model, cpu, consumer, {kBatch, {}, {}});
   // The batch being consumed, the next one taken, and the queue; the queue fills while
   // the consumer sleeps, so the rank does read ahead (more than the two batches it holds).
   EXPECT_LE(consumer.most_unfinished, 2 * kBatch + static_cast<int>(capacity));
@@ -123,14 +123,15 @@ TEST(Pipeline, AGpuReadsTwoBatchesAhead) {
   EXPECT_EQ(rt::in_flight_tiles(16, 2, rt::DeviceChoice{}).reader_queue(), 18U);
 }
 
-// One count of the tiles in memory serves the reader pool and the memory budget: the
-// queue plus the batch slots (three on a GPU, two on a CPU).
+// One count of the tiles in memory serves the memory budget: the batch slots (three on a
+// GPU, two on a CPU) and a buffer per reader; the tiles in the reader pool's queue have
+// left their pixels in a slot.
 TEST(Pipeline, TheMemoryBudgetCountsTheTilesTheReaderPoolAndTheLoopHold) {
   const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
   const auto on_gpu = rt::in_flight_tiles(16, 2, gpu);
   const auto on_cpu = rt::in_flight_tiles(16, 2, rt::DeviceChoice{});
-  EXPECT_EQ(on_gpu.total(), 34U + 48U);
-  EXPECT_EQ(on_cpu.total(), 18U + 32U);
+  EXPECT_EQ(on_gpu.total(), 48U + 2U);
+  EXPECT_EQ(on_cpu.total(), 32U + 2U);
   constexpr int kSide = 512;
   const std::uint64_t tile_bytes = std::uint64_t{kSide} * kSide * 3 * sizeof(float);
   EXPECT_EQ(rt::pipeline_host_bytes(on_cpu.total(), kSide, 3), on_cpu.total() * tile_bytes);

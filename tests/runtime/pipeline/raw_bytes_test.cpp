@@ -54,12 +54,12 @@ rt::SourceOptions options_for(const std::string& raster, bool raw) {
 }
 
 std::map<rt::TileId, torch::Tensor> model_inputs(const rt::TileSource& source, rt::TileModel& model) {
-  rt::ReaderPool readers(source, 2, rt::make_static_feed(source.tiles(), 0, 1), 8);
   RecordInputs inputs;
   rt::PipelineOptions options;
   options.batch_size = 3;
   options.raw_scaling = source.raw_scaling();
-  rt::run_pipeline(readers, model, rt::DeviceChoice{}, inputs, options);
+  rt::run_pipeline({source, 2, rt::make_static_feed(source.tiles(), 0, 1), 8}, model, rt::DeviceChoice{}, inputs,
+                   options);
   return inputs.by_tile;
 }
 

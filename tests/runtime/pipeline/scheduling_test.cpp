@@ -18,6 +18,7 @@
 #include "pipeline/simulated_device.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/fake_source.hpp"
+#include "source/read_error.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -53,6 +54,9 @@ class CheckingConsumer final : public rt::BatchConsumer {
     EXPECT_EQ(rows.size(0), static_cast<std::int64_t>(tiles.size()));
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const int index = tiles[i].tile.id.row;  // fake tile i is TileId{0, i, 0}
+      // The reader that read the tile put it into its row; the pixels stayed with it.
+      EXPECT_TRUE(tiles[i].pixels.empty() && tiles[i].bytes.empty()) << "tile " << index;
+      EXPECT_TRUE(tiles[i].placed.has_value() && tiles[i].placed->row == static_cast<int>(i)) << "tile " << index;
       const auto [sum, first] = expected_output(index);
       EXPECT_NEAR(rows[static_cast<std::int64_t>(i)][0].item<double>(), sum, 1e-3) << "tile " << index;
       EXPECT_EQ(rows[static_cast<std::int64_t>(i)][1].item<float>(), first) << "tile " << index;
@@ -117,10 +121,11 @@ TEST(Scheduling, EveryTileGetsItsOwnOutputInOrderWithSeveralBatchesInFlight) {
   for (std::uint32_t seed = 1; seed <= 5; ++seed) {
     const auto source = rt::make_fake_source({37, 0.0}, kTileSize);
     // One reader: tiles arrive in id order, so the consumer must see them in that order.
-    rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
     rt::SimulatedDevice device(jittery(seed));
     CheckingConsumer consumer;
-    const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
+    const auto stats = rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, consumer,
+                                       {kBatch, {}, {}})
+                           .stats;
     EXPECT_EQ(stats.tiles, 37);
     EXPECT_EQ(stats.batches, 10);  // nine of 4 and the last 1
     std::vector<int> in_order(37);
@@ -136,10 +141,9 @@ TEST(Scheduling, EveryTileGetsItsOwnOutputInOrderWithSeveralBatchesInFlight) {
 
 TEST(Scheduling, SeveralReadersStillGiveEveryTileOnceWithItsOutput) {
   const auto source = rt::make_fake_source({64, 0.0}, kTileSize);
-  rt::ReaderPool readers(*source, 3, rt::make_static_feed(source->tiles(), 0, 1), 12);
   rt::SimulatedDevice device(jittery(11));
   CheckingConsumer consumer;
-  rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
+  rt::run_batches({*source, 3, rt::make_static_feed(source->tiles(), 0, 1), 12}, device, consumer, {kBatch, {}, {}});
   auto seen = consumer.order;
   std::sort(seen.begin(), seen.end());
   ASSERT_EQ(seen.size(), 64U);
@@ -152,7 +156,6 @@ TEST(Scheduling, SeveralReadersStillGiveEveryTileOnceWithItsOutput) {
 TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
   mgpr::test::TempDir journal_dir;
   const auto source = rt::make_fake_source({40, 0.0}, kTileSize);
-  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
   auto options = jittery(3);
   options.fail_batch = 3;
   rt::SimulatedDevice device(options);
@@ -160,7 +163,8 @@ TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
     rt::TileJournal journal(journal_dir.path(), 0);
     CheckingConsumer journaling(&journal);
     try {
-      rt::run_batches(readers, device, journaling, {kBatch, {}, {}});
+      rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, journaling,
+                      {kBatch, {}, {}});
       ADD_FAILURE() << "no error";
     } catch (const std::runtime_error& error) {
       EXPECT_NE(std::string(error.what()).find("failed batch 3"), std::string::npos) << error.what();
@@ -178,7 +182,10 @@ TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
 // every batch submitted before it was still consumed and journaled.
 class FailingSource final : public rt::TileSource {
  public:
-  FailingSource(int count, int failing) : inner_(rt::make_fake_source({count, 0.0}, kTileSize)), failing_(failing) {}
+  // `raster_lost`: the failing read is a corrupt raster's (RasterReadError), which loses
+  // that raster's tiles, not the run.
+  FailingSource(int count, int failing, bool raster_lost = false)
+      : inner_(rt::make_fake_source({count, 0.0}, kTileSize)), failing_(failing), raster_lost_(raster_lost) {}
   [[nodiscard]] const std::vector<rt::Tile>& tiles() const override { return inner_->tiles(); }
   [[nodiscard]] const std::vector<rt::RasterDescription>& rasters() const override { return inner_->rasters(); }
   [[nodiscard]] int channels() const override { return inner_->channels(); }
@@ -186,8 +193,10 @@ class FailingSource final : public rt::TileSource {
   [[nodiscard]] std::unique_ptr<rt::TileReader> open_reader() const override {
     class Reader final : public rt::TileReader {
      public:
-      Reader(std::unique_ptr<rt::TileReader> inner, int failing) : inner_(std::move(inner)), failing_(failing) {}
+      Reader(std::unique_ptr<rt::TileReader> inner, int failing, bool raster_lost)
+          : inner_(std::move(inner)), failing_(failing), raster_lost_(raster_lost) {}
       void read(const rt::Tile& tile, rt::TileData& out) override {
+        if (tile.id.row == failing_ && raster_lost_) throw rt::RasterReadError("the raster is corrupt (as set)");
         if (tile.id.row == failing_) throw std::runtime_error("the disk went away (as set)");
         inner_->read(tile, out);
       }
@@ -195,23 +204,26 @@ class FailingSource final : public rt::TileSource {
      private:
       std::unique_ptr<rt::TileReader> inner_;
       int failing_;
+      bool raster_lost_;
     };
-    return std::make_unique<Reader>(inner_->open_reader(), failing_);
+    return std::make_unique<Reader>(inner_->open_reader(), failing_, raster_lost_);
   }
 
  private:
   std::unique_ptr<rt::TileSource> inner_;
   int failing_;
+  bool raster_lost_;
 };
 
 TEST(Scheduling, AReadFailureMidFlightStillConsumesWhatWasSubmitted) {
   FailingSource source(60, 30);
-  rt::ReaderPool readers(source, 1, rt::make_static_feed(source.tiles(), 0, 1), 8);
   auto options = jittery(5);
   options.compute_s = 0.02;  // slow enough that batches are queued when the read fails
   rt::SimulatedDevice device(options);
   CheckingConsumer consumer;
-  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}, {}}), std::runtime_error);
+  EXPECT_THROW(
+      rt::run_batches({source, 1, rt::make_static_feed(source.tiles(), 0, 1), 8}, device, consumer, {kBatch, {}, {}}),
+      std::runtime_error);
   const auto checks = device.checks();
   EXPECT_GT(checks.batches, 0);
   EXPECT_EQ(consumer.batches, checks.batches) << "a batch submitted before the failure was not consumed";
@@ -219,12 +231,47 @@ TEST(Scheduling, AReadFailureMidFlightStillConsumesWhatWasSubmitted) {
   expect_kept_the_rules(checks);
 }
 
+// A raster lost mid-batch with several readers: the rows the readers had placed before
+// still fill batches (the last one short), each tile keeps its own output, and the run
+// ends normally, naming the raster.
+TEST(Scheduling, ARasterLostMidBatchLeavesNoHoleInTheBatches) {
+  FailingSource source(60, 29, true);
+  rt::SimulatedDevice device(jittery(9));
+  CheckingConsumer consumer;
+  const auto run =
+      rt::run_batches({source, 3, rt::make_static_feed(source.tiles(), 0, 1), 8}, device, consumer, {kBatch, {}, {}});
+  ASSERT_EQ(run.failures.size(), 1U);
+  EXPECT_NE(run.failures.at(0).find("corrupt"), std::string::npos);
+  auto seen = consumer.order;
+  std::sort(seen.begin(), seen.end());
+  EXPECT_TRUE(std::adjacent_find(seen.begin(), seen.end()) == seen.end()) << "a tile was consumed twice";
+  EXPECT_TRUE(std::find(seen.begin(), seen.end(), 29) == seen.end());
+  EXPECT_GE(seen.size(), 29U) << "every tile before the lost one reached the consumer";
+  EXPECT_EQ(run.stats.tiles, static_cast<std::int64_t>(seen.size()));
+  expect_kept_the_rules(device.checks());
+}
+
+// The copy into the slots runs on the reader threads: with several of them it is spread,
+// and the thread that submits copies nothing (its tiles arrive without pixels).
+TEST(Scheduling, TheReadersCopyTheirTilesIntoTheSlots) {
+  const auto source = rt::make_fake_source({48, 0.0}, kTileSize);
+  rt::SimulatedDevice device(jittery(13));
+  CheckingConsumer consumer;
+  const auto stats =
+      rt::run_batches({*source, 3, rt::make_static_feed(source->tiles(), 0, 1), 12}, device, consumer, {kBatch, {}, {}})
+          .stats;
+  EXPECT_EQ(stats.batches, 12);
+  EXPECT_GT(stats.stack_s, 0) << "the readers' copies are timed";
+  expect_kept_the_rules(device.checks());
+}
+
 TEST(Scheduling, AConsumerFailureStopsTheRunAndCollectsWhatIsInFlight) {
   const auto source = rt::make_fake_source({60, 0.0}, kTileSize);
-  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
   rt::SimulatedDevice device(jittery(7));
   CheckingConsumer consumer(nullptr, 2);
-  EXPECT_THROW(rt::run_batches(readers, device, consumer, {kBatch, {}, {}}), std::runtime_error);
+  EXPECT_THROW(
+      rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, consumer, {kBatch, {}, {}}),
+      std::runtime_error);
   EXPECT_EQ(consumer.batches, 2);
   const auto checks = device.checks();
   EXPECT_LT(checks.batches, 15) << "batches were still submitted after the consumer failed";
@@ -241,7 +288,6 @@ TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
     if (stop) return std::nullopt;
     return inner();
   };
-  rt::ReaderPool readers(*source, 2, feed, 8);
   rt::SimulatedDevice device(jittery(9));
   CheckingConsumer consumer;
   rt::PipelineOptions options;
@@ -249,7 +295,7 @@ TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
   options.on_batch = [&](const rt::PipelineStats& running) {
     if (running.batches == 5) stop = true;
   };
-  const auto stats = rt::run_batches(readers, device, consumer, options);
+  const auto stats = rt::run_batches({*source, 2, feed, 8}, device, consumer, options).stats;
   EXPECT_EQ(stats.batches, device.checks().batches);
   EXPECT_EQ(static_cast<std::size_t>(stats.tiles), consumer.order.size());
   EXPECT_LT(stats.tiles, 200);
@@ -263,14 +309,15 @@ TEST(Scheduling, HostAndDeviceWorkOverlap) {
   constexpr int kTiles = 48;
   constexpr double kReadS = 0.004;  // per tile: 16 ms a batch on one reader
   const auto source = rt::make_fake_source({kTiles, kReadS}, kTileSize);
-  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
   rt::SimulatedDeviceOptions options;
   options.compute_s = 0.016;
   options.copy_s = 0.001;
   options.copy_back_s = 0.001;
   rt::SimulatedDevice device(options);
   CheckingConsumer consumer;
-  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
+  const auto stats =
+      rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, consumer, {kBatch, {}, {}})
+          .stats;
   const double serial_s =
       (kTiles / kBatch) * (kBatch * kReadS + options.copy_s + options.compute_s + options.copy_back_s);
   EXPECT_LT(stats.elapsed_s, 0.8 * serial_s) << "host and device did not overlap";
@@ -297,13 +344,14 @@ class CountingDevice final : public rt::BatchDevice {
 
 TEST(Scheduling, MemoryIsSampledAtMostOnceASecond) {
   const auto source = rt::make_fake_source({80, 0.0}, kTileSize);
-  rt::ReaderPool readers(*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8);
   rt::SimulatedDeviceOptions options;
   options.compute_s = 0.001;
   rt::SimulatedDevice simulated(options);
   CountingDevice device(simulated);
   CheckingConsumer consumer;
-  const auto stats = rt::run_batches(readers, device, consumer, {kBatch, {}, {}});
+  const auto stats =
+      rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, consumer, {kBatch, {}, {}})
+          .stats;
   ASSERT_EQ(stats.batches, 20);
   const int most = 2 + static_cast<int>(stats.elapsed_s);  // the first batch, one a second, the end
   EXPECT_GE(device.samples, 2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -261,6 +262,75 @@ TEST(ReaderPool, RecycledBuffersAreReused) {
   ReaderPool pool(source, 1, feed.function(), 2);
   while (auto tile = pool.next()) pool.recycle(std::move(*tile));
   EXPECT_GT(source.buffers_reused.load(), 0);
+}
+
+// Takes each tile's pixels on the reader thread that read it, as the pipeline's batch
+// slots do; with `block`, waits for room that never comes until the pool stops.
+class RecordingPlacer final : public mgpr::runtime::TilePlacer {
+ public:
+  explicit RecordingPlacer(bool block = false) : block_(block) {}
+  void place(mgpr::runtime::TileData& tile) override {
+    std::unique_lock lock(mutex_);
+    if (block_) {
+      stopped_changed_.wait(lock, [&] { return stopped_; });
+      throw std::runtime_error("stopped while waiting for room");
+    }
+    EXPECT_EQ(tile.pixels, std::vector<float>(16, static_cast<float>(tile.tile.id.row)));
+    placed_rows.push_back(tile.tile.id.row);
+    reader_threads.push_back(std::this_thread::get_id());
+    tile.placed = mgpr::runtime::TileData::Placement{0, tile.tile.id.row};
+  }
+  void stop_waiting() override {
+    {
+      const std::lock_guard lock(mutex_);
+      stopped_ = true;
+    }
+    stopped_changed_.notify_all();
+  }
+  std::vector<int> placed_rows;
+  std::vector<std::thread::id> reader_threads;
+
+ private:
+  bool block_;
+  std::mutex mutex_;
+  std::condition_variable stopped_changed_;
+  bool stopped_ = false;
+};
+
+TEST(ReaderPool, APlacerTakesEachTileOnItsReaderThreadAndTheBuffersStay) {
+  ScriptedSource source(40, 1ms);
+  ListFeed feed(source);
+  RecordingPlacer placer;
+  std::vector<int> handed_out;
+  {
+    ReaderPool pool(source, 2, feed.function(), 4, &placer);
+    while (auto tile = pool.next()) {
+      EXPECT_TRUE(tile->pixels.empty()) << "the pixels stayed with the placer's copy";
+      ASSERT_TRUE(tile->placed.has_value());
+      EXPECT_EQ(tile->placed->row, tile->tile.id.row);
+      handed_out.push_back(tile->tile.id.row);
+    }
+  }
+  std::sort(handed_out.begin(), handed_out.end());
+  auto placed = placer.placed_rows;
+  std::sort(placed.begin(), placed.end());
+  EXPECT_EQ(placed, handed_out);
+  EXPECT_EQ(placed.size(), 40U);
+  EXPECT_TRUE(std::none_of(placer.reader_threads.begin(), placer.reader_threads.end(), [](std::thread::id id) {
+    return id == std::this_thread::get_id();
+  })) << "the consumer's thread placed a tile";
+  EXPECT_GT(source.buffers_reused.load(), 30) << "each reader reuses its buffer without recycle()";
+}
+
+TEST(ReaderPool, StoppingWakesAReaderWaitingForRoomInThePlacer) {
+  ScriptedSource source(0);
+  RecordingPlacer placer(true);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    ReaderPool pool(source, 2, endless_feed(), 4, &placer);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_LT(seconds_since(start), 0.5) << "the destructor waited on a placer that was never told to stop";
 }
 
 }  // namespace
