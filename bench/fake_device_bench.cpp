@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
   int tile_size = 1024;
   int channels = 3;
   int workers = 2;
+  int slots = 0;
   int rounds = 3;
   double compute_ms = 28;
   double copy_ms = 4;
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
   app.add_option("--tile-size", tile_size, "tile side in pixels")->check(CLI::PositiveNumber);
   app.add_option("--channels", channels, "bands a tile")->check(CLI::PositiveNumber);
   app.add_option("--workers", workers, "reader threads")->check(CLI::PositiveNumber);
+  app.add_option("--slots", slots, "batch slots (default: as on a GPU)")->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "device-only and end-to-end measures, alternated")->check(CLI::PositiveNumber);
   app.add_option("--compute-ms", compute_ms, "the device's forward pass, a batch");
   app.add_option("--copy-ms", copy_ms, "the copy to the device, a batch");
@@ -141,7 +143,7 @@ int main(int argc, char** argv) {
   try {
     const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "simulated"};
     rt::SimulatedDeviceOptions options;
-    options.slots = rt::pipeline_slots(gpu);  // as on a GPU
+    options.slots = slots > 0 ? slots : rt::pipeline_slots(gpu);
     options.compute_s = compute_ms / 1000;
     options.copy_s = copy_ms / 1000;
     options.copy_back_s = copy_back_ms / 1000;
