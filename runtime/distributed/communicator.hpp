@@ -61,7 +61,8 @@ std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, cons
 // cuda_backend::device_uuid) on the run's store, connecting to it early on the ranks
 // other than 0. A rank whose GPU another rank claimed first throws UsageError naming
 // both ranks, the host and the GPU, with the fix; rank 0 then gives every rank that
-// reason at rendezvous. Nothing for a run of one.
+// reason at rendezvous. The other ranks claim only after rank 0 has, so the rank refused
+// is never rank 0, whose store every rank needs to hear why. Nothing for a run of one.
 void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& options,
                        const std::shared_ptr<EarlyStore>& early, const std::string& uuid);
 

@@ -37,6 +37,8 @@ constexpr const char* kVerdictRead = "rendezvous/verdict_read";
 constexpr const char* kLeft = "rendezvous/left";
 // Why a rank refused to start (refuse_shared_gpu), for rank 0 to pass on as its verdict.
 constexpr const char* kRefused = "rendezvous/refused";
+// Set once rank 0 has claimed its GPU: the other ranks claim theirs only after it.
+constexpr const char* kRank0Claimed = "gpu/rank0-claimed";
 constexpr std::string_view kVerdictOk = "ok";
 constexpr auto kPoll = milliseconds(20);
 
@@ -398,10 +400,22 @@ void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& op
   if (ranks.world_size <= 1) return;
   const auto address = checked_store_address(ranks, options);
   const auto store = early ? early->store : open_store(ranks, options, address);
+  // Rank 0 claims first, so it is never the rank refused: it stays to give every rank the
+  // reason at rendezvous, where a refused rank 0 would leave the others to find its store
+  // gone only after their own preparation and the rendezvous timeout.
+  if (ranks.rank != 0) {
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
+    try {
+      store->wait(kRank0Claimed, waited);
+    } catch (const std::exception& error) {
+      throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
+    }
+  }
   // A counter per GPU: the first rank on it waits for nobody, a second one knows at once.
   const auto key = "gpu/" + uuid;
   const auto claimed = store->add(key, 1);
   store->set(fmt::format("{}/{}", key, claimed), fmt::format("{}\t{}", ranks.rank, host_name("unknown-host")));
+  if (ranks.rank == 0) store->set(kRank0Claimed, "1");
   if (claimed == 1) return;
   std::vector<GpuClaim> claims;
   for (std::int64_t i = 1; i <= claimed; ++i) {

@@ -38,6 +38,32 @@ TEST(GpuClaim, TwoRanksOnOneGpuAreRefusedNamingBoth) {
   EXPECT_FALSE(contains(read_text(dir.path() / "rank-1.txt"), "joined"));
 }
 
+// Rank 1 comes first: it still claims after rank 0, so rank 1 is the one refused, and
+// rank 0, which holds the store, tells it why at once instead of leaving it to find the
+// store gone after its preparation.
+TEST(GpuClaim, RankZeroIsNeverTheRankRefusedEvenWhenItComesLast) {
+  const TempDir dir;
+  const int port = free_port();
+  std::vector<std::string> early = rank_args(dir.path(), "GPU-0000cccc-fake");
+  early.emplace_back("prepare_s=3");
+  Process rank1(early, rank_env(1, 2, port), dir.path(), "rank1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  std::vector<std::string> late = rank_args(dir.path(), "GPU-0000cccc-fake");
+  late.emplace_back("prepare_s=3");
+  Process rank0(late, rank_env(0, 2, port), dir.path(), "rank0");
+  const auto refused = rank1.wait(std::chrono::seconds(60));
+  const auto told = rank0.wait(std::chrono::seconds(60));
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(told.code, 0);
+  for (const auto* result : {&refused, &told}) {
+    EXPECT_TRUE(contains(result->err, "ranks 0 and 1 all run on the same GPU, GPU-0000cccc-fake on host "))
+        << result->err;
+  }
+  EXPECT_LT(refused.seconds, 1.0 + 3.0) << "rank 1 must stop before its own preparation";
+  EXPECT_LT(told.seconds, 3 + 5.0) << "rank 0 must not wait out the rendezvous timeout";
+  EXPECT_FALSE(contains(read_text(dir.path() / "rank-0.txt"), "joined"));
+}
+
 TEST(GpuClaim, RanksOnGpusOfTheirOwnJoin) {
   const TempDir dir;
   const int port = free_port();
