@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "mgpr/error.hpp"
@@ -91,6 +92,16 @@ ExecutionPlan plan_for(const PrecisionChoice& choice, const ExecutionRequest& re
   // nothing for ResNet-50 and its trial workspaces took the peak allocation from 3.5 to
   // 18 GiB (docs/benchmarks.md).
   plan.cudnn_benchmark = facts.is_cuda && cudnn_benchmark;
+  // A CPU is as fast on a few tiles at a time as on the whole batch, but a pass's
+  // activations grow with its tiles: a batch of 16 tiles of 1024 px through Faster R-CNN
+  // in bf16 took 15.7-16.6 s as one pass or as passes of 4, peaking at 5.3 GiB against
+  // 1.9 GiB; ResNet-50 at 512 px took as long in passes of 16, 8 or 4 (docs/benchmarks.md).
+  // A GPU needs the whole batch to be busy.
+  if (!facts.is_cuda) {
+    const int tiles =
+        request.cpu_forward_tiles > 0 ? request.cpu_forward_tiles : cpu_forward_tiles_for(request.tile_size);
+    if (tiles < request.batch_size) plan.forward_tiles = tiles;
+  }
   return plan;
 }
 
@@ -106,6 +117,11 @@ std::vector<ExecutionPlan> plan_execution(const ExecutionRequest& request, const
         plan_for({Precision::kFp32, true, "auto: the model fails in bf16"}, request, facts, cudnn_benchmark));
   }
   return plans;
+}
+
+int cpu_forward_tiles_for(int tile_size) {
+  const long long tile_pixels = static_cast<long long>(std::max(tile_size, 1)) * std::max(tile_size, 1);
+  return static_cast<int>(std::clamp(kCpuForwardPixels / tile_pixels, 1LL, static_cast<long long>(kCpuForwardTiles)));
 }
 
 std::string_view precision_name(const ExecutionPlan& plan) { return name_of(plan.precision); }

@@ -21,11 +21,15 @@ struct ExecutionFacts {
   int torch_major = 2;  // LibTorch's major version
 };
 
-// What the user asked for (precision=, force_precision=, channels_last=).
+// What the user asked for (precision=, force_precision=, channels_last=), and the batch
+// the model will be given (batch_size=, the model's tile_size=, cpu_forward_tiles=).
 struct ExecutionRequest {
   Precision precision = Precision::kAuto;
   bool force_precision = false;
   bool channels_last = true;
+  int batch_size = 1;
+  int tile_size = 1024;
+  int cpu_forward_tiles = 0;  // 0: chosen from the tile size (forward_tiles_per_pass)
 };
 
 enum class GraphOptimisation {
@@ -41,7 +45,10 @@ struct ExecutionPlan {
   bool autocast = false;                   // fp32 weights, autocast picks each operator's type
   bool channels_last = false;              // weights and inputs in NHWC
   GraphOptimisation optimisation = GraphOptimisation::kNone;
-  bool cudnn_benchmark = false;       // GPU only: cuDNN times its algorithms
+  bool cudnn_benchmark = false;  // GPU only: cuDNN times its algorithms
+  // CPU only: a batch runs as forward passes of at most this many tiles; 0: the whole
+  // batch in one pass (always on a GPU).
+  int forward_tiles = 0;
   std::vector<std::string> warnings;  // the user should know (a slow precision forced)
 };
 
@@ -51,6 +58,13 @@ struct ExecutionPlan {
 // only emulates (unless force_precision).
 std::vector<ExecutionPlan> plan_execution(const ExecutionRequest& request, const ExecutionFacts& facts,
                                           bool cudnn_benchmark = false);
+
+// The tiles one forward pass takes on a CPU when cpu_forward_tiles=0: about
+// kCpuForwardPixels pixels and at most kCpuForwardTiles tiles (4 tiles of 1024 px, 8 of
+// 512 px or less), at least one tile.
+inline constexpr long long kCpuForwardPixels = 4LL << 20;
+inline constexpr int kCpuForwardTiles = 8;
+int cpu_forward_tiles_for(int tile_size);
 
 // "fp32", "fp16", "bf16".
 std::string_view precision_name(const ExecutionPlan& plan);

@@ -49,7 +49,9 @@ class TileModel {
             std::span<const ExecutionPlan> plans);
 
   // Runs one batch [B, C, H, W] (float32, any device) under InferenceMode; the output
-  // stays on the model's device.
+  // stays on the model's device. On a CPU the batch runs as passes of the plan's
+  // forward_tiles, their outputs joined (model/tile_outputs.hpp); a model whose output
+  // does not split by tile runs its batches whole from then on.
   torch::IValue forward(const torch::Tensor& batch);
 
   // The model's output for the dummy tile (one zero tile), for the task's contract check.
@@ -64,12 +66,14 @@ class TileModel {
 
  private:
   void prepare(const ModelOptions& options, const DeviceChoice& device, int channels, const ExecutionPlan& plan);
+  torch::IValue forward_pass(const torch::Tensor& tiles);
 
   torch::jit::Module module_;
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat;
   bool autocast_ = false;
   bool channels_last_ = false;
+  std::int64_t forward_tiles_ = 0;  // 0: a batch is one pass
   std::string description_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;

@@ -169,6 +169,39 @@ TEST(ExecutionPolicy, PrecisionsTheDeviceLacksAreRefusedWithTheFix) {
   }
 }
 
+// A CPU runs a batch as passes of a few tiles (the same speed, a fraction of the memory);
+// a GPU runs it whole.
+TEST(ExecutionPolicy, ACpuSplitsABatchIntoPassesOfAboutFourMegapixels) {
+  struct PassRow {
+    std::string name;
+    int batch_size;
+    int tile_size;
+    int cpu_forward_tiles;
+    rt::ExecutionFacts facts;
+    int forward_tiles;  // 0: the batch whole
+  };
+  const std::vector<PassRow> table{
+      {"1024 px: 4 tiles a pass", 16, 1024, 0, cpu("avx512_bf16"), 4},
+      {"512 px: 8 tiles a pass, not 16", 16, 512, 0, cpu(""), 8},
+      {"400 px: at most 8 tiles", 32, 400, 0, cpu(""), 8},
+      {"2048 px: one tile a pass", 4, 2048, 0, cpu(""), 1},
+      {"4096 px: still one tile", 4, 4096, 0, cpu(""), 1},
+      {"a batch no larger than a pass runs whole", 4, 1024, 0, cpu(""), 0},
+      {"cpu_forward_tiles sets the pass", 16, 1024, 3, cpu(""), 3},
+      {"cpu_forward_tiles at the batch size runs it whole", 16, 1024, 16, cpu(""), 0},
+      {"a GPU runs the batch whole", 16, 1024, 0, gpu(90), 0},
+      {"a GPU ignores cpu_forward_tiles", 16, 1024, 2, gpu(90), 0},
+  };
+  for (const auto& row : table) {
+    SCOPED_TRACE(row.name);
+    const rt::ExecutionRequest request{Precision::kFp32, false,         true,
+                                       row.batch_size,   row.tile_size, row.cpu_forward_tiles};
+    for (const auto& plan : rt::plan_execution(request, row.facts)) EXPECT_EQ(plan.forward_tiles, row.forward_tiles);
+  }
+  EXPECT_EQ(rt::cpu_forward_tiles_for(1), rt::kCpuForwardTiles);
+  EXPECT_EQ(rt::cpu_forward_tiles_for(0), rt::kCpuForwardTiles);
+}
+
 TEST(ExecutionPolicy, CudnnBenchmarkIsAGpuSwitchOnly) {
   EXPECT_TRUE(rt::plan_execution(kFp32, gpu(90), true).front().cudnn_benchmark);
   EXPECT_FALSE(rt::plan_execution(kFp32, cpu(""), true).front().cudnn_benchmark);
