@@ -24,6 +24,7 @@
 #include "model/device_memory.hpp"
 #include "model/model.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/raw_scaler.hpp"
 #include "source/reader_pool.hpp"
 #include "source/tile_source.hpp"
 
@@ -43,6 +44,30 @@ double median(std::vector<double> values) {
   std::ranges::sort(values);
   const auto middle = values.size() / 2;
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The source's first `batch_size` tiles (again from the first when it has fewer), read
+// and scaled as the pipeline gives them to the model: [B, C, H, W] float32 on the host.
+torch::Tensor first_tiles_as_batch(const rt::TileSource& source, int batch_size) {
+  const auto& tiles = source.tiles();
+  if (tiles.empty()) throw std::runtime_error("no tiles to measure");
+  const auto reader = source.open_reader();
+  std::vector<torch::Tensor> rows;
+  for (int i = 0; i < batch_size; ++i) {
+    rt::TileData data;
+    reader->read(tiles[static_cast<std::size_t>(i) % tiles.size()], data);
+    const std::vector<std::int64_t> shape{1, data.channels, data.height, data.width};
+    if (data.bytes.empty()) {
+      rows.push_back(torch::from_blob(data.pixels.data(), shape, torch::kFloat).clone());
+      continue;
+    }
+    const auto raw = torch::from_blob(data.bytes.data(), shape, torch::kByte);
+    torch::Tensor valid;
+    if (!data.valid.empty()) valid = torch::from_blob(data.valid.data(), {1, data.height, data.width}, torch::kByte);
+    const c10::InferenceMode inference;
+    rows.push_back(rt::RawScaler(*source.raw_scaling(), torch::Device(torch::kCPU))(raw, valid).clone());
+  }
+  return torch::cat(rows, 0);
 }
 
 }  // namespace
@@ -73,8 +98,9 @@ int main(int argc, char** argv) {
     const auto tile_count = static_cast<std::int64_t>(repeated.size());
     const auto batches = (tile_count + batch_size - 1) / batch_size;
 
-    // Model-only: the batch already on the device, so the figure is the model's alone.
-    const auto batch = torch::rand({batch_size, source->channels(), tile_size, tile_size}).to(device.device);
+    // Model-only: the batch already on the device, so the figure is the model's alone;
+    // the image's own tiles, so a detector sees what it sees end to end.
+    const auto batch = first_tiles_as_batch(*source, batch_size).to(device.device);
     const auto wait_for_device = [&] {
       if (device.is_cuda) torch::cuda::synchronize();
     };
