@@ -1,15 +1,10 @@
 // A run of several ranks: rendezvous over a c10d TCPStore served by rank 0, then Gloo
-// (or NCCL) collectives. The only file that includes c10d's headers, which compile
-// slowly; it keeps to calls that LibTorch 1.13 and PyTorch 2.x spell alike.
-#include <ATen/ATen.h>
+// (gloo_collectives) or NCCL collectives. With gloo_collectives.cpp the only files that
+// include c10d's headers, which compile slowly; both keep to calls that LibTorch 1.13
+// and PyTorch 2.x spell alike.
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -18,6 +13,7 @@
 #include "distributed/collectives.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/gloo_address.hpp"
+#include "distributed/gloo_collectives.hpp"
 #include "distributed/heartbeat.hpp"
 #include "distributed/nccl_checks.hpp"
 #include "distributed/peer_watch.hpp"
@@ -60,20 +56,6 @@ std::string cause_of(const std::exception& error) {
   return text;
 }
 
-std::shared_ptr<::gloo::transport::Device> gloo_device(const RankEnvironment& ranks) {
-  using Gloo = ::c10d::ProcessGroupGloo;
-  // The variable torch.distributed honours, for nodes with several networks.
-  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface != nullptr && *interface != '\0') {
-    std::string first(interface);
-    first = first.substr(0, first.find(','));
-    return Gloo::createDeviceForInterface(first);
-  }
-  if (const auto address = address_towards(ranks.master_addr, ranks.master_port)) {
-    return Gloo::createDeviceForHostname(*address);
-  }
-  return Gloo::createDefaultDevice();
-}
-
 // Store access from the main thread and the reader threads (dynamic sharding's add): a
 // TCPStore client is one socket, so one request at a time.
 class SharedStore final : public KeyValueStore {
@@ -106,51 +88,6 @@ class SharedStore final : public KeyValueStore {
  private:
   std::mutex mutex_;
   c10::intrusive_ptr<c10d::Store> store_;
-};
-
-class GlooCollectives final : public Collectives {
- public:
-  GlooCollectives(const c10::intrusive_ptr<c10d::Store>& store, const RankEnvironment& ranks, milliseconds timeout) {
-    auto options = ::c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(gloo_device(ranks));
-    // Gloo's keys under a prefix of their own, apart from the rendezvous and the counters.
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo", store);
-    group_ = c10::make_intrusive<::c10d::ProcessGroupGloo>(prefixed, ranks.rank, ranks.world_size, options);
-    world_size_ = ranks.world_size;
-  }
-
-  void barrier() override { group_->barrier()->wait(); }
-
-  // Gloo's allgather wants equal sizes: gather the lengths, then bytes padded to the
-  // longest (at least one byte: Gloo refuses empty buffers).
-  std::vector<std::string> all_gather(const std::string& bytes) override {
-    std::vector<at::Tensor> length_in{at::full({1}, static_cast<std::int64_t>(bytes.size()), at::kLong)};
-    std::vector<std::vector<at::Tensor>> length_out(1);
-    for (int r = 0; r < world_size_; ++r) length_out[0].push_back(at::empty({1}, at::kLong));
-    group_->allgather(length_out, length_in)->wait();
-
-    std::vector<std::int64_t> lengths;
-    for (const auto& t : length_out[0]) lengths.push_back(t.item<std::int64_t>());
-    const std::int64_t padded = std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end()));
-
-    std::vector<at::Tensor> data_in{at::zeros({padded}, at::kByte)};
-    std::memcpy(data_in[0].data_ptr<std::uint8_t>(), bytes.data(), bytes.size());
-    std::vector<std::vector<at::Tensor>> data_out(1);
-    for (int r = 0; r < world_size_; ++r) data_out[0].push_back(at::empty({padded}, at::kByte));
-    group_->allgather(data_out, data_in)->wait();
-
-    std::vector<std::string> out;
-    for (int r = 0; r < world_size_; ++r) {
-      const auto* begin =
-          reinterpret_cast<const char*>(data_out[0][static_cast<std::size_t>(r)].data_ptr<std::uint8_t>());
-      out.emplace_back(begin, static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
-    }
-    return out;
-  }
-
- private:
-  c10::intrusive_ptr<::c10d::ProcessGroupGloo> group_;
-  int world_size_ = 0;
 };
 
 // The peer watch's view of the store, with c10's errors as plain ones: their what()
@@ -332,7 +269,7 @@ std::unique_ptr<Collectives> make_collectives(SharedStore& store, const RankEnvi
   }
   (void)peers;  // Gloo's collectives run after the peer watch saw every rank come
   try {
-    return std::make_unique<GlooCollectives>(store.raw(), ranks, options.collective_timeout);
+    return make_gloo_collectives(store.raw(), ranks, options.collective_timeout);
   } catch (const std::exception& error) {
     throw UsageError(fmt::format(
         "rank {}: the Gloo process group could not connect to the other ranks ({}). The ranks reached the store "
