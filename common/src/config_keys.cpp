@@ -101,6 +101,10 @@ const std::array kKeys{
               {},
               0,
               kMaxBatch},
+    ConfigKey{
+        "onednn_fusion", &RunConfig::onednn_fusion,
+        "CPU: let oneDNN Graph fuse the model's convolutions with what follows them (not task=detect; off: measured "
+        "7 % faster in fp32, slower in bf16, up to 2.5 GiB more memory)"},
     ConfigKey{"score_threshold", &RunConfig::score_threshold, "task=detect: drop boxes scoring below this"},
     ConfigKey{"iou_threshold", &RunConfig::iou_threshold,
               "task=detect: IoU at which boxes from overlapping tiles are merged"},

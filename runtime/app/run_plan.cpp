@@ -98,9 +98,10 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   RunPlan plan;
   plan.threads = config.threads > 0 ? config.threads : default_threads(ranks);
   plan.device = choose_device(parse_accelerator(config.accelerator), ranks.local_rank);
-  plan.execution = plan_execution({parse_precision(config.precision), config.force_precision, config.channels_last,
-                                   config.batch_size, config.tile_size, config.cpu_forward_tiles},
-                                  execution_facts(plan.device), config.cudnn_benchmark);
+  plan.execution = plan_execution(
+      {parse_precision(config.precision), config.force_precision, config.channels_last, config.batch_size,
+       config.tile_size, config.cpu_forward_tiles, config.onednn_fusion, parse_task(config.task)},
+      execution_facts(plan.device), config.cudnn_benchmark);
   plan.source = source_options(config);
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);

@@ -87,6 +87,16 @@ ExecutionPlan plan_for(const PrecisionChoice& choice, const ExecutionRequest& re
     // kernels bypass autocast's bf16. In fp32 it stays (ResNet-50 at 512 px: 2.21 -> 2.93
     // tiles/s); freezing alone measured no faster there (docs/benchmarks.md).
     plan.optimisation = plan.autocast ? GraphOptimisation::kFreeze : GraphOptimisation::kOptimizeForInference;
+    // oneDNN Graph (onednn_fusion=true) fuses a frozen graph's convolutions with their
+    // additions and activations. It needs aten's own operators, so it replaces
+    // optimize_for_inference's prepacked ones, and the profiling executor. Off by default:
+    // for ResNet-50 at 512 px on an EPYC Zen 4 it ran 7 % faster in fp32 and 12 % slower
+    // in bf16, with a peak of 2.0 GiB against 1.1 in fp32 and 3.4 against 0.9 in bf16
+    // (docs/benchmarks.md). LibTorch 2.7's fuser fails on torchvision's detectors ("bad
+    // optional access" on their second call), which are never given it; a model it fails
+    // on later runs unfused from then on (TileModel).
+    plan.onednn_fusion = request.onednn_fusion && facts.torch_major >= 2 && request.task != Task::kDetect;
+    if (plan.onednn_fusion) plan.optimisation = GraphOptimisation::kFreeze;
   }
   // Off by default: every batch has the tile shape, but on an H100 cuDNN's search gained
   // nothing for ResNet-50 and its trial workspaces took the peak allocation from 3.5 to

@@ -21,15 +21,18 @@ struct ExecutionFacts {
   int torch_major = 2;  // LibTorch's major version
 };
 
-// What the user asked for (precision=, force_precision=, channels_last=), and the batch
-// the model will be given (batch_size=, the model's tile_size=, cpu_forward_tiles=).
+// What the user asked for (precision=, force_precision=, channels_last=), the batch the
+// model will be given (batch_size=, the model's tile_size=, cpu_forward_tiles=), and
+// whether oneDNN Graph may fuse it (onednn_fusion=) for the task it serves (task=).
 struct ExecutionRequest {
   Precision precision = Precision::kAuto;
   bool force_precision = false;
   bool channels_last = true;
   int batch_size = 1;
   int tile_size = 1024;
-  int cpu_forward_tiles = 0;  // 0: chosen from the tile size (forward_tiles_per_pass)
+  int cpu_forward_tiles = 0;    // 0: chosen from the tile size (forward_tiles_per_pass)
+  bool onednn_fusion = false;   // onednn_fusion=: off by default
+  Task task = Task::kClassify;  // detectors are never fused: LibTorch 2.7's fuser fails on them
 };
 
 enum class GraphOptimisation {
@@ -49,6 +52,9 @@ struct ExecutionPlan {
   // CPU only: a batch runs as forward passes of at most this many tiles; 0: the whole
   // batch in one pass (always on a GPU).
   int forward_tiles = 0;
+  // CPU only: oneDNN Graph (LLGA) fuses the frozen graph's convolutions with what follows
+  // them; the model then runs under the profiling executor, which the fuser needs.
+  bool onednn_fusion = false;
   std::vector<std::string> warnings;  // the user should know (a slow precision forced)
 };
 

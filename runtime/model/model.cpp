@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "model/autocast_scope.hpp"
 #include "model/builtin_model.hpp"
 #include "model/device_memory.hpp"
+#include "model/onednn_fusion.hpp"
 #include "model/tile_outputs.hpp"
 
 namespace mgpr::runtime {
@@ -209,6 +211,7 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   autocast_ = plan.autocast;
   channels_last_ = plan.channels_last;
   forward_tiles_ = plan.forward_tiles;
+  onednn_fusion_ = plan.onednn_fusion && !device.is_cuda && enable_onednn_fusion();
   warnings_ = plan.warnings;
 
   module_ = load_script(options.model, channels);
@@ -238,9 +241,10 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   }
   const auto precision = precision_name(plan);
   description_ = fmt::format(
-      "{} on {} in {}{}{}{}{}{}", options.model, device.name, precision,
+      "{} on {} in {}{}{}{}{}{}{}", options.model, device.name, precision,
       plan.why.empty() ? "" : fmt::format(" ({})", plan.why), autocast_ ? ", autocast" : "",
       channels_last_ ? ", channels-last" : "", optimisation.empty() ? "" : ", " + optimisation,
+      onednn_fusion_ ? ", oneDNN Graph fusion" : "",
       forward_tiles_ > 0 ? fmt::format(", {} tile{} a pass", forward_tiles_, forward_tiles_ == 1 ? "" : "s") : "");
 
   // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
@@ -276,13 +280,32 @@ torch::IValue TileModel::forward(const torch::Tensor& batch) {
 }
 
 torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {
+  if (onednn_fusion_) {
+    try {
+      return run_pass(batch, true);
+    } catch (const std::exception& failure) {
+      // The fuser compiles on a shape's second call, so a model it cannot take fails on
+      // a batch, not at the one-tile check; LibTorch 2.7's fails with
+      // std::bad_optional_access. Nothing of the pass was kept: it runs again, unfused.
+      onednn_fusion_ = false;
+      std::cerr << fmt::format(
+          "mgpr: the model failed under oneDNN Graph fusion ({}); it runs unfused from here on "
+          "(onednn_fusion=false skips the attempt)\n",
+          first_line(failure.what()));
+    }
+  }
+  return run_pass(batch, false);
+}
+
+torch::IValue TileModel::run_pass(const torch::Tensor& batch, bool fused) {
   c10::InferenceMode inference;
   // The profiling executor's first calls run an instrumented graph, and each new batch
   // shape (the one-tile check, a short last batch) costs another such call: on a CPU
   // Faster R-CNN's first batch of 16 ran 0.62 tiles/s so and 0.79 without it, and
-  // steady batches were no faster with it (docs/benchmarks.md). The switch is per thread.
+  // steady batches were no faster with it (docs/benchmarks.md). oneDNN Graph's fuser is
+  // one of that executor's passes, so a fused model keeps it. The switch is per thread.
   std::optional<torch::jit::GraphOptimizerEnabledGuard> plain_executor;
-  if (!device_.is_cuda()) plain_executor.emplace(false);
+  if (!device_.is_cuda() && !fused) plain_executor.emplace(false);
   auto input = batch.to(device_, input_dtype(), /*non_blocking=*/true);
   if (channels_last_) input = input.contiguous(at::MemoryFormat::ChannelsLast);
   if (!autocast_) return module_.forward({std::move(input)});

@@ -51,7 +51,8 @@ class TileModel {
   // Runs one batch [B, C, H, W] (float32, any device) under InferenceMode; the output
   // stays on the model's device. On a CPU the batch runs as passes of the plan's
   // forward_tiles, their outputs joined (model/tile_outputs.hpp); a model whose output
-  // does not split by tile runs its batches whole from then on.
+  // does not split by tile runs its batches whole from then on, and one that oneDNN
+  // Graph's fuser fails on runs unfused from then on (the failed pass again, unfused).
   torch::IValue forward(const torch::Tensor& batch);
 
   // The model's output for the dummy tile (one zero tile), for the task's contract check.
@@ -67,6 +68,7 @@ class TileModel {
  private:
   void prepare(const ModelOptions& options, const DeviceChoice& device, int channels, const ExecutionPlan& plan);
   torch::IValue forward_pass(const torch::Tensor& tiles);
+  torch::IValue run_pass(const torch::Tensor& tiles, bool fused);
 
   torch::jit::Module module_;
   torch::Device device_;
@@ -74,6 +76,7 @@ class TileModel {
   bool autocast_ = false;
   bool channels_last_ = false;
   std::int64_t forward_tiles_ = 0;  // 0: a batch is one pass
+  bool onednn_fusion_ = false;      // CPU: under the profiling executor with oneDNN Graph's pass
   std::string description_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;

@@ -62,6 +62,7 @@ struct RunConfig {
   bool channels_last = true;                 // GPU: convolutions in NHWC, the layout tensor cores read natively
   bool cudnn_benchmark = false;              // GPU: cuDNN times its algorithms once (no gain measured, 5x the memory)
   int cpu_forward_tiles = 0;                 // CPU: tiles per forward pass (0: about 4 megapixels, at most 8)
+  bool onednn_fusion = false;                // CPU: oneDNN Graph fuses the model (measured: no faster, more memory)
   // Results (docs/outputs.md)
   double score_threshold = 0.0;      // detect: boxes scoring below are dropped
   double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged

@@ -202,6 +202,39 @@ TEST(ExecutionPolicy, ACpuSplitsABatchIntoPassesOfAboutFourMegapixels) {
   EXPECT_EQ(rt::cpu_forward_tiles_for(0), rt::kCpuForwardTiles);
 }
 
+// onednn_fusion=true: a CPU's frozen fp32 or autocast graph, for any task but detection
+// (LibTorch 2.7's fuser fails on torchvision's detectors); it takes freezing's aten
+// operators, not optimize_for_inference's prepacked ones.
+TEST(ExecutionPolicy, OneDnnFusionIsForCpuGraphsOtherThanDetectorsWhenAskedFor) {
+  struct FusionRow {
+    std::string name;
+    Precision precision;
+    bool asked;
+    mgpr::Task task;
+    rt::ExecutionFacts facts;
+    bool fused;
+  };
+  const std::vector<FusionRow> table{
+      {"fp32 classifier", Precision::kFp32, true, mgpr::Task::kClassify, cpu(""), true},
+      {"bf16 segmenter under autocast", Precision::kAuto, true, mgpr::Task::kSegment, cpu("avx512_bf16"), true},
+      {"not asked for (the default)", Precision::kFp32, false, mgpr::Task::kClassify, cpu(""), false},
+      {"a detector", Precision::kFp32, true, mgpr::Task::kDetect, cpu("amx_bf16"), false},
+      {"LibTorch 1.x", Precision::kFp32, true, mgpr::Task::kClassify, cpu("", 1), false},
+      {"a GPU", Precision::kFp32, true, mgpr::Task::kClassify, gpu(90), false},
+  };
+  for (const auto& row : table) {
+    SCOPED_TRACE(row.name);
+    const rt::ExecutionRequest request{row.precision, false, true, 16, 512, 0, row.asked, row.task};
+    const auto plan = rt::plan_execution(request, row.facts).front();
+    EXPECT_EQ(plan.onednn_fusion, row.fused);
+    if (row.fused) {
+      EXPECT_EQ(plan.optimisation, GraphOptimisation::kFreeze);
+    }
+  }
+  // Unfused, fp32 keeps optimize_for_inference.
+  EXPECT_EQ(rt::plan_execution(kFp32, cpu("")).front().optimisation, GraphOptimisation::kOptimizeForInference);
+}
+
 TEST(ExecutionPolicy, CudnnBenchmarkIsAGpuSwitchOnly) {
   EXPECT_TRUE(rt::plan_execution(kFp32, gpu(90), true).front().cudnn_benchmark);
   EXPECT_FALSE(rt::plan_execution(kFp32, cpu(""), true).front().cudnn_benchmark);
