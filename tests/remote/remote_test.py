@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mgpr reading remote rasters from real servers on loopback, started and stopped here
 (tests/remote/servers.py): nginx over HTTP, SeaweedFS's S3 gateway, and a fault-injecting
-proxy in front of nginx. Each case runs mgpr (task=classify, a tile-mean classifier from
+proxy in front of nginx (fault_proxy.py). Each case runs mgpr (task=classify, a tile-mean classifier from
 mgpr-test-model, so every pixel counts) on a 1024x1024 COG of 256x256 blocks and
 compares its tile CSV with the same COG read from disk.
 
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fault_proxy  # noqa: E402
 import servers  # noqa: E402
 
 SKIP = 77
@@ -142,7 +143,7 @@ def http_case(case, **faults):
             print(f"HTTP: {len(nginx.requests())} requests, {len(requests)} GETs for 25 tiles")
             check(not any('"-" 200' in line for line in requests), "a GET without a range: the whole file was read")
             return
-        with servers.FaultProxy(nginx.port, **faults) as proxy:
+        with fault_proxy.FaultProxy(nginx.port, **faults) as proxy:
             url = f"/vsicurl/http://127.0.0.1:{proxy.port}/{case.cog.name}"
             result = case.same_as_local(url, case.work / "remote", FAST_RETRIES, what=f"HTTP with {faults}")
             print(f"proxy: {proxy.gets} GETs, {proxy.failed} answered 503, {proxy.dropped} cut short")
@@ -180,7 +181,7 @@ def case_http_stopped(case):
     with servers.Nginx(case.data, case.work / "nginx") as nginx:
         # Slow answers, so the run is still reading when the first batch is journaled;
         # then the server goes away: nothing listens on its port any more.
-        proxy = servers.FaultProxy(nginx.port, delay_s=0.3).start()
+        proxy = fault_proxy.FaultProxy(nginx.port, delay_s=0.3).start()
         url = f"http://127.0.0.1:{proxy.port}/{case.cog.name}"
         raster = "/vsicurl/" + url
         try:
@@ -212,7 +213,7 @@ def case_http_stopped(case):
         kept = sum(len(j.read_text().splitlines()) for j in journals)
         print(f"stopped after {proxy.gets} GETs: exit {first.returncode}, {kept} tiles journaled; {error[:400]}")
         # The server is back, on the same address.
-        proxy = servers.FaultProxy(nginx.port, port=proxy.port).start()
+        proxy = fault_proxy.FaultProxy(nginx.port, port=proxy.port).start()
         try:
             second = case.mgpr(raster, out, FAST_RETRIES)
         finally:
