@@ -282,7 +282,7 @@ torch::IValue TileModel::forward(const torch::Tensor& batch) {
 torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {
   if (onednn_fusion_) {
     try {
-      return run_pass(batch, true);
+      return run_pass(batch);
     } catch (const std::exception& failure) {
       // The fuser compiles on a shape's second call, so a model it cannot take fails on
       // a batch, not at the one-tile check; LibTorch 2.7's fails with
@@ -294,10 +294,10 @@ torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {
           first_line(failure.what()));
     }
   }
-  return run_pass(batch, false);
+  return run_pass(batch);
 }
 
-torch::IValue TileModel::run_pass(const torch::Tensor& batch, bool fused) {
+torch::IValue TileModel::run_pass(const torch::Tensor& batch) {
   c10::InferenceMode inference;
   // The profiling executor's first calls run an instrumented graph, and each new batch
   // shape (the one-tile check, a short last batch) costs another such call: on a CPU
@@ -305,7 +305,7 @@ torch::IValue TileModel::run_pass(const torch::Tensor& batch, bool fused) {
   // steady batches were no faster with it (docs/benchmarks.md). oneDNN Graph's fuser is
   // one of that executor's passes, so a fused model keeps it. The switch is per thread.
   std::optional<torch::jit::GraphOptimizerEnabledGuard> plain_executor;
-  if (!device_.is_cuda() && !fused) plain_executor.emplace(false);
+  if (!device_.is_cuda() && !onednn_fusion_) plain_executor.emplace(false);
   auto input = batch.to(device_, input_dtype(), /*non_blocking=*/true);
   if (channels_last_) input = input.contiguous(at::MemoryFormat::ChannelsLast);
   if (!autocast_) return module_.forward({std::move(input)});

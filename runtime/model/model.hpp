@@ -68,7 +68,7 @@ class TileModel {
  private:
   void prepare(const ModelOptions& options, const DeviceChoice& device, int channels, const ExecutionPlan& plan);
   torch::IValue forward_pass(const torch::Tensor& tiles);
-  torch::IValue run_pass(const torch::Tensor& tiles, bool fused);
+  torch::IValue run_pass(const torch::Tensor& tiles);
 
   torch::jit::Module module_;
   torch::Device device_;
