@@ -211,7 +211,8 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   autocast_ = plan.autocast;
   channels_last_ = plan.channels_last;
   forward_tiles_ = plan.forward_tiles;
-  onednn_fusion_ = plan.onednn_fusion && !device.is_cuda && enable_onednn_fusion();
+  // The plan gives the fuser to CPU graphs only; registering it is this LibTorch's part.
+  onednn_fusion_ = plan.onednn_fusion && enable_onednn_fusion();
   warnings_ = plan.warnings;
 
   module_ = load_script(options.model, channels);

@@ -62,6 +62,9 @@ class TileModel {
   // Whether reduced precision runs through autocast rather than a cast model.
   [[nodiscard]] bool uses_autocast() const { return autocast_; }
   [[nodiscard]] const std::string& description() const { return description_; }
+  // Whether the next pass runs under oneDNN Graph's fuser: false from the first pass that
+  // failed under it on.
+  [[nodiscard]] bool fused() const { return onednn_fusion_; }
   // Things the user should know (a slow precision forced, an optimisation skipped).
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -49,7 +49,7 @@ struct SourceOptions {
   int open_threads = 1;         // threads that open and check the rasters at start-up
   // When every raster is 8-bit (Byte), hand its samples on as they are (TileData::bytes),
   // a quarter of float32's size, to be scaled on the model's device
-  // (TileSource::raw_scaling, pipeline/normalise.hpp).
+  // (TileSource::raw_scaling, pipeline/raw_scaler.hpp).
   bool raw_bytes = false;
 };
 
