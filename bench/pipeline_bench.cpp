@@ -61,7 +61,7 @@ torch::Tensor first_tiles_as_batch(const rt::TileSource& source, int batch_size)
       rows.push_back(torch::from_blob(data.pixels.data(), shape, torch::kFloat).clone());
       continue;
     }
-    const auto raw = torch::from_blob(data.bytes.data(), shape, torch::kByte);
+    const auto raw = torch::from_blob(data.bytes.data(), shape, rt::raw_dtype(data.raw_sample));
     torch::Tensor valid;
     if (!data.valid.empty()) valid = torch::from_blob(data.valid.data(), {1, data.height, data.width}, torch::kByte);
     const c10::InferenceMode inference;

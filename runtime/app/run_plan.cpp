@@ -106,9 +106,10 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);
   plan.source.readers = config.workers;
-  // 8-bit rasters travel raw and are scaled where the model runs: a quarter of the bytes
-  // in the readers' queue, the batch slots and, on a GPU, over PCIe.
-  plan.source.raw_bytes = true;
+  // 8- and 16-bit integer rasters travel raw and are scaled where the model runs: a
+  // quarter or half of float32's bytes in the readers' queue, the batch slots and, on a
+  // GPU, over PCIe.
+  plan.source.raw_samples = true;
   plan.model = ModelOptions{config.model, config.model_libraries, config.tile_size, {}, {}};
   plan.class_names_origin = "class_names=";
   if (card) {

@@ -17,7 +17,7 @@
 namespace mgpr::runtime {
 
 // The shape of every batch's host input: [batch, channels, height, width], float32 or,
-// for raw tiles, uint8 (scaled on the device: pipeline/raw_scaler.hpp).
+// for raw tiles, their raw_dtype (scaled on the device: pipeline/raw_scaler.hpp).
 struct BatchShape {
   std::int64_t batch = 0;
   std::int64_t channels = 0;

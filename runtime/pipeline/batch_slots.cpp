@@ -4,11 +4,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "pipeline/raw_scaler.hpp"
+
 namespace mgpr::runtime {
 namespace {
 
 BatchShape shape_of(const TileData& tile, int batch_size) {
-  return {batch_size, tile.channels, tile.height, tile.width, tile.bytes.empty() ? torch::kFloat : torch::kByte};
+  return {batch_size, tile.channels, tile.height, tile.width,
+          tile.bytes.empty() ? torch::kFloat : raw_dtype(tile.raw_sample)};
 }
 
 // Copies `tile`'s samples into row `row` of a slot's host input, and a raw tile's valid
@@ -16,8 +19,9 @@ BatchShape shape_of(const TileData& tile, int batch_size) {
 void copy_into_row(const TileData& tile, const torch::Tensor& input, const torch::Tensor& valid,
                    const BatchShape& shape, std::int64_t row) {
   const auto samples = shape.tile_elements();
-  if (shape.dtype == torch::kByte) {
-    std::memcpy(input.data_ptr<std::uint8_t>() + row * samples, tile.bytes.data(), tile.bytes.size());
+  if (shape.dtype != torch::kFloat) {
+    auto* const rows = static_cast<std::uint8_t*>(input.data_ptr());
+    std::memcpy(rows + row * static_cast<std::int64_t>(tile.bytes.size()), tile.bytes.data(), tile.bytes.size());
     const auto plane = shape.height * shape.width;
     auto* mask = valid.data_ptr<std::uint8_t>() + row * plane;
     if (tile.valid.empty()) {
@@ -49,7 +53,7 @@ void BatchSlots::open_free_slot() {
   free_.pop_front();
   auto& slot = slots_[static_cast<std::size_t>(index)];
   slot.input = device_.host_input(index, *shape_);
-  if (shape_->dtype == torch::kByte) slot.valid = device_.host_valid(index, *shape_);
+  if (shape_->dtype != torch::kFloat) slot.valid = device_.host_valid(index, *shape_);
   slot.rows_placed = 0;
   slot.rows_arrived = 0;
   slot.any_invalid = false;
@@ -59,7 +63,8 @@ void BatchSlots::open_free_slot() {
 
 void BatchSlots::place(TileData& tile) {
   const auto shape = shape_of(tile, batch_size_);
-  const auto samples = static_cast<std::int64_t>(shape.dtype == torch::kByte ? tile.bytes.size() : tile.pixels.size());
+  const auto samples = static_cast<std::int64_t>(
+      shape.dtype == torch::kFloat ? tile.pixels.size() : tile.bytes.size() / raw_sample_size(tile.raw_sample));
   if (samples != shape.tile_elements()) throw std::logic_error("a tile whose samples do not fill its shape");
   int index = 0;
   int row = 0;

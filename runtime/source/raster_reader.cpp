@@ -119,7 +119,8 @@ void convert_window(const Raw* raw, const RasterReadPlan& plan, const PixelWindo
 
 // Sizes `out` for the tile; zero padding and a zero mask outside the window only when
 // the window is smaller than the tile, so a full tile is written once, not twice.
-void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, bool raw, TileData& out) {
+void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, std::optional<RawSample> raw,
+                  TileData& out) {
   const auto& window = tile.window;
   const bool padded = window.width < tile_size || window.height < tile_size;
   const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
@@ -130,10 +131,11 @@ void prepare_tile(const Tile& tile, const RasterReadPlan& plan, int tile_size, b
   const auto samples = plane * plan.band_map.size();
   if (raw) {
     out.pixels.clear();
+    out.raw_sample = *raw;
     if (padded) {
-      out.bytes.assign(samples, 0);
+      out.bytes.assign(samples * raw_sample_size(*raw), 0);
     } else {
-      out.bytes.resize(samples);
+      out.bytes.resize(samples * raw_sample_size(*raw));
     }
   } else {
     out.bytes.clear();
@@ -179,19 +181,36 @@ PixelWindow resampled_window(const ResampledRead& read, const PixelWindow& windo
   return from;
 }
 
-// The raw path: the window's Byte samples as read, at the top-left of the tile, and the
+// The raw path: the window's samples as read, at the top-left of the tile, and the
 // missing pixels marked in `valid` for the device to zero once scaled.
-void copy_raw_window(const std::uint8_t* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
+template <typename Raw>
+void copy_raw_window(const Raw* raw, const RasterReadPlan& plan, const PixelWindow& window, int tile_size,
                      const std::uint8_t* mask, TileData& out) {
+  // std::vector's storage is aligned for any fundamental type.
+  auto* const samples = reinterpret_cast<Raw*>(out.bytes.data());
   const auto plane = static_cast<std::size_t>(tile_size) * static_cast<std::size_t>(tile_size);
   const auto window_plane = static_cast<std::size_t>(window.width) * static_cast<std::size_t>(window.height);
   for (std::size_t b = 0; b < plan.bands.size(); ++b) {
     for (int y = 0; y < window.height; ++y) {
       std::copy_n(raw + b * window_plane + static_cast<std::size_t>(y) * window.width, window.width,
-                  out.bytes.data() + b * plane + static_cast<std::size_t>(y) * tile_size);
+                  samples + b * plane + static_cast<std::size_t>(y) * tile_size);
     }
   }
   if (!out.valid.empty()) mark_missing(raw, plan, window, tile_size, mask, out.valid.data());
+}
+
+// The raw sample type of a plan's buffer; nullopt for a type that stays float.
+std::optional<RawSample> raw_sample_of(GDALDataType buffer_type) {
+  switch (buffer_type) {
+    case GDT_Byte:
+      return RawSample::kUInt8;
+    case GDT_UInt16:
+      return RawSample::kUInt16;
+    case GDT_Int16:
+      return RawSample::kInt16;
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -203,8 +222,11 @@ std::optional<RawScaling> common_raw_scaling(std::span<const RasterReadPlan> pla
     scaling.gain.push_back(band.gain);
     scaling.offset.push_back(band.offset);
   }
+  const auto sample = raw_sample_of(plans.front().buffer_type);
+  if (!sample) return std::nullopt;
+  scaling.sample = *sample;
   for (const auto& plan : plans) {
-    if (plan.buffer_type != GDT_Byte || plan.bands.size() != scaling.gain.size()) return std::nullopt;
+    if (plan.buffer_type != plans.front().buffer_type || plan.bands.size() != scaling.gain.size()) return std::nullopt;
     for (std::size_t b = 0; b < plan.bands.size(); ++b) {
       if (plan.bands[b].gain != scaling.gain[b] || plan.bands[b].offset != scaling.offset[b]) return std::nullopt;
     }
@@ -236,7 +258,10 @@ GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
 }
 
 RasterReader::RasterReader(std::span<const RasterReadPlan> plans, int tile_size, bool raw)
-    : plans_(plans), tile_size_(tile_size), raw_(raw) {}
+    : plans_(plans), tile_size_(tile_size), raw_(raw) {
+  if (raw && !common_raw_scaling(plans))
+    throw std::logic_error("raw tiles planned for rasters of mixed or float types");
+}
 
 void RasterReader::close(int image) {
   std::erase_if(open_, [image](const auto& open) { return open.image == image; });
@@ -320,11 +345,22 @@ void RasterReader::read(const Tile& tile, TileData& out) {
     mask = mask_.data();
   }
 
-  prepare_tile(tile, plan, tile_size_, raw_, out);
   const auto* raw = window_.data();
+  prepare_tile(tile, plan, tile_size_, raw_ ? raw_sample_of(plan.buffer_type) : std::nullopt, out);
   if (raw_) {
-    if (plan.buffer_type != GDT_Byte) throw std::logic_error("raw tiles planned for a raster not read as Byte");
-    copy_raw_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
+    switch (plan.buffer_type) {
+      case GDT_Byte:
+        copy_raw_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
+        break;
+      case GDT_UInt16:
+        copy_raw_window(reinterpret_cast<const std::uint16_t*>(raw), plan, window, tile_size_, mask, out);
+        break;
+      case GDT_Int16:
+        copy_raw_window(reinterpret_cast<const std::int16_t*>(raw), plan, window, tile_size_, mask, out);
+        break;
+      default:
+        throw std::logic_error("raw tiles planned for a raster read as neither Byte, UInt16 nor Int16");
+    }
     out.read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return;
   }

@@ -66,8 +66,9 @@ struct RasterReadPlan {
 // value it cannot hold marks no pixel.
 bool buffer_can_hold(GDALDataType buffer_type, double value);
 
-// The scaling of raw samples when every plan reads Byte and scales each band alike
-// (then tiles can travel raw); nullopt otherwise.
+// The scaling of raw samples when every plan reads one integer type of 8 or 16 bits
+// (Byte, UInt16, Int16) and scales each band alike (then tiles can travel raw); nullopt
+// otherwise.
 std::optional<RawScaling> common_raw_scaling(std::span<const RasterReadPlan> plans);
 
 // GDALOpenEx read-only with verbose errors, without the shared-handle cache, so every
@@ -83,7 +84,8 @@ inline constexpr std::size_t kOpenRastersPerReader = 16;
 // GDAL handles must not be shared between threads. The plans must outlive the reader.
 class RasterReader final : public TileReader {
  public:
-  // `raw`: every plan reads Byte, and tiles keep their samples raw (TileData::bytes).
+  // `raw`: every plan reads the type common_raw_scaling found, and tiles keep their
+  // samples raw (TileData::bytes).
   RasterReader(std::span<const RasterReadPlan> plans, int tile_size, bool raw = false);
   void read(const Tile& tile, TileData& out) override;
   // Closes this reader's handle of raster `image`, if open; the next read reopens it

@@ -264,13 +264,13 @@ namespace {
 class RasterSource final : public TileSource {
  public:
   RasterSource(std::vector<RasterDescription> rasters, std::vector<RasterReadPlan> plans, std::vector<Tile> tiles,
-               int channels, int tile_size, bool raw_bytes)
+               int channels, int tile_size, bool raw_samples)
       : rasters_(std::move(rasters)),
         plans_(std::move(plans)),
         tiles_(std::move(tiles)),
         channels_(channels),
         tile_size_(tile_size),
-        raw_scaling_(raw_bytes ? common_raw_scaling(plans_) : std::nullopt) {}
+        raw_scaling_(raw_samples ? common_raw_scaling(plans_) : std::nullopt) {}
 
   [[nodiscard]] const std::vector<Tile>& tiles() const override { return tiles_; }
   [[nodiscard]] const std::vector<RasterDescription>& rasters() const override { return rasters_; }
@@ -383,7 +383,7 @@ std::unique_ptr<TileSource> make_raster_source(const SourceOptions& options) {
     tiles.insert(tiles.end(), image_tiles.begin(), image_tiles.end());
   }
   return std::make_unique<RasterSource>(std::move(rasters), std::move(plans), std::move(tiles), channels,
-                                        options.tile_size, options.raw_bytes);
+                                        options.tile_size, options.raw_samples);
 }
 
 }  // namespace mgpr::runtime

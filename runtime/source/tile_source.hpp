@@ -2,6 +2,7 @@
 // Where tiles come from: GDAL rasters or the original project's fake data. A source is
 // shared by the reader threads; each thread opens its own TileReader, because a GDAL
 // dataset handle must not be used by two threads at once.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -47,31 +48,41 @@ struct SourceOptions {
   GroundResolution resolution;  // tile_size and overlap count pixels at resolution.model_gsd when read so
   int readers = 1;              // threads that read tiles during the run (workers=)
   int open_threads = 1;         // threads that open and check the rasters at start-up
-  // When every raster is 8-bit (Byte), hand its samples on as they are (TileData::bytes),
-  // a quarter of float32's size, to be scaled on the model's device
-  // (TileSource::raw_scaling, pipeline/raw_scaler.hpp).
-  bool raw_bytes = false;
+  // When every raster is read as one integer type of 8 or 16 bits (Byte, UInt16, Int16),
+  // hand its samples on as they are (TileData::bytes), a quarter or half of float32's
+  // size, to be scaled on the model's device (TileSource::raw_scaling,
+  // pipeline/raw_scaler.hpp).
+  bool raw_samples = false;
 };
 
-// How raw Byte samples become the model's values: value = raw * gain[band] + offset[band]
+// The type of raw samples: the rasters' own, as read.
+enum class RawSample { kUInt8, kUInt16, kInt16 };
+
+constexpr std::size_t raw_sample_size(RawSample sample) { return sample == RawSample::kUInt8 ? 1 : 2; }
+
+// How raw samples become the model's values: value = raw * gain[band] + offset[band]
 // ((raw * scale - mean) / std folded once), then 0 where the tile's valid mask is 0.
 struct RawScaling {
   std::vector<float> gain;  // one per channel
   std::vector<float> offset;
+  RawSample sample = RawSample::kUInt8;
   friend bool operator==(const RawScaling&, const RawScaling&) = default;
 };
 
 // One tile read and converted for the model: float CHW, tile_size x tile_size. Pixels
 // outside the image (a raster smaller than a tile) and nodata pixels are 0 after scaling.
-// From a source with raw_scaling(), the samples are raw bytes instead, scaled (and the
-// pixels `valid` marks 0 set to 0) on the model's device.
+// From a source with raw_scaling(), the samples are raw instead, in the rasters' own
+// type, scaled (and the pixels `valid` marks 0 set to 0) on the model's device.
 struct TileData {
   Tile tile;
   int channels = 0;
   int height = 0;
   int width = 0;
-  std::vector<float> pixels;        // channels * height * width, CHW; empty when raw
-  std::vector<std::uint8_t> bytes;  // the same, raw, from a source with raw_scaling(); else empty
+  std::vector<float> pixels;  // channels * height * width, CHW; empty when raw
+  // The same, raw, from a source with raw_scaling(): raw_sample_size(raw_sample) bytes a
+  // sample, in the machine's byte order; else empty.
+  std::vector<std::uint8_t> bytes;
+  RawSample raw_sample = RawSample::kUInt8;
   std::vector<std::uint8_t> valid;  // height * width, 1 where every band has data; empty: all valid
   double read_s = 0;                // seconds spent reading and converting
   // Set when the reader thread put the samples straight into a batch slot's row
