@@ -279,8 +279,10 @@ TEST(Scheduling, AConsumerFailureStopsTheRunAndCollectsWhatIsInFlight) {
 }
 
 // A stop (the feed gives no more tiles, as on SIGTERM) mid-flight: every batch submitted
-// is consumed before run_batches returns.
+// is consumed and journaled before run_batches returns, so a resumed run has exactly the
+// tiles never fed left to do.
 TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
+  mgpr::test::TempDir journal_dir;
   const auto source = rt::make_fake_source({200, 0.0}, kTileSize);
   std::atomic<bool> stop{false};
   auto inner = rt::make_static_feed(source->tiles(), 0, 1);
@@ -289,16 +291,34 @@ TEST(Scheduling, AStopMidFlightConsumesEveryBatchSubmitted) {
     return inner();
   };
   rt::SimulatedDevice device(jittery(9));
-  CheckingConsumer consumer;
   rt::PipelineOptions options;
   options.batch_size = kBatch;
   options.on_batch = [&](const rt::PipelineStats& running) {
     if (running.batches == 5) stop = true;
   };
-  const auto stats = rt::run_batches({*source, 2, feed, 8}, device, consumer, options).stats;
+  rt::PipelineStats stats;
+  std::vector<int> consumed;
+  {
+    rt::TileJournal journal(journal_dir.path(), 0);
+    CheckingConsumer consumer(&journal);
+    stats = rt::run_batches({*source, 2, feed, 8}, device, consumer, options).stats;
+    consumed = consumer.order;
+  }
   EXPECT_EQ(stats.batches, device.checks().batches);
-  EXPECT_EQ(static_cast<std::size_t>(stats.tiles), consumer.order.size());
+  EXPECT_EQ(static_cast<std::size_t>(stats.tiles), consumed.size());
   EXPECT_LT(stats.tiles, 200);
+  // The feed gives tiles in order and stops: what was consumed is its first tiles, each
+  // once (two readers may swap neighbours within a batch).
+  std::sort(consumed.begin(), consumed.end());
+  for (std::size_t i = 0; i < consumed.size(); ++i) EXPECT_EQ(consumed[i], static_cast<int>(i));
+  const auto journaled = rt::read_journals(journal_dir.path());
+  ASSERT_EQ(journaled.size(), consumed.size());
+  int index = 0;
+  for (const auto& [id, payload] : journaled) {
+    EXPECT_EQ(id.row, index);
+    EXPECT_EQ(payload, std::to_string(index));
+    ++index;
+  }
   expect_kept_the_rules(device.checks());
 }
 
