@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -199,6 +200,26 @@ void copy_raw_window(const Raw* raw, const RasterReadPlan& plan, const PixelWind
   if (!out.valid.empty()) mark_missing(raw, plan, window, tile_size, mask, out.valid.data());
 }
 
+// Calls `use` with `samples` typed as a plan's buffer type (`samples` may be null, for
+// the type alone).
+template <typename Use>
+decltype(auto) with_buffer_type(GDALDataType buffer_type, const std::byte* samples, Use&& use) {
+  switch (buffer_type) {
+    case GDT_Byte:
+      return use(reinterpret_cast<const std::uint8_t*>(samples));
+    case GDT_UInt16:
+      return use(reinterpret_cast<const std::uint16_t*>(samples));
+    case GDT_Int16:
+      return use(reinterpret_cast<const std::int16_t*>(samples));
+    case GDT_Float32:
+      return use(reinterpret_cast<const float*>(samples));
+    case GDT_Float64:
+      return use(reinterpret_cast<const double*>(samples));
+    default:
+      throw std::logic_error("raster read plan with an unplanned buffer type");
+  }
+}
+
 // The raw sample type of a plan's buffer; nullopt for a type that stays float.
 std::optional<RawSample> raw_sample_of(GDALDataType buffer_type) {
   switch (buffer_type) {
@@ -235,20 +256,9 @@ std::optional<RawScaling> common_raw_scaling(std::span<const RasterReadPlan> pla
 }
 
 bool buffer_can_hold(GDALDataType buffer_type, double value) {
-  switch (buffer_type) {
-    case GDT_Byte:
-      return native_nodata<std::uint8_t>(value).has_value();
-    case GDT_UInt16:
-      return native_nodata<std::uint16_t>(value).has_value();
-    case GDT_Int16:
-      return native_nodata<std::int16_t>(value).has_value();
-    case GDT_Float32:
-      return native_nodata<float>(value).has_value();
-    case GDT_Float64:
-      return native_nodata<double>(value).has_value();
-    default:
-      throw std::logic_error("raster read plan with an unplanned buffer type");
-  }
+  return with_buffer_type(buffer_type, nullptr, [value](const auto* typed) {
+    return native_nodata<std::remove_cvref_t<decltype(*typed)>>(value).has_value();
+  });
 }
 
 GDALDatasetUniquePtr open_raster_dataset(const std::string& path) {
@@ -347,42 +357,14 @@ void RasterReader::read(const Tile& tile, TileData& out) {
 
   const auto* raw = window_.data();
   prepare_tile(tile, plan, tile_size_, raw_ ? raw_sample_of(plan.buffer_type) : std::nullopt, out);
-  if (raw_) {
-    switch (plan.buffer_type) {
-      case GDT_Byte:
-        copy_raw_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
-        break;
-      case GDT_UInt16:
-        copy_raw_window(reinterpret_cast<const std::uint16_t*>(raw), plan, window, tile_size_, mask, out);
-        break;
-      case GDT_Int16:
-        copy_raw_window(reinterpret_cast<const std::int16_t*>(raw), plan, window, tile_size_, mask, out);
-        break;
-      default:
-        throw std::logic_error("raw tiles planned for a raster read as neither Byte, UInt16 nor Int16");
+  with_buffer_type(plan.buffer_type, raw, [&](const auto* samples) {
+    if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(*samples)>>) {
+      if (raw_) return copy_raw_window(samples, plan, window, tile_size_, mask, out);
+    } else {
+      if (raw_) throw std::logic_error("raw tiles planned for a raster read as floating point");
     }
-    out.read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return;
-  }
-  switch (plan.buffer_type) {
-    case GDT_Byte:
-      convert_window(reinterpret_cast<const std::uint8_t*>(raw), plan, window, tile_size_, mask, out);
-      break;
-    case GDT_UInt16:
-      convert_window(reinterpret_cast<const std::uint16_t*>(raw), plan, window, tile_size_, mask, out);
-      break;
-    case GDT_Int16:
-      convert_window(reinterpret_cast<const std::int16_t*>(raw), plan, window, tile_size_, mask, out);
-      break;
-    case GDT_Float32:
-      convert_window(reinterpret_cast<const float*>(raw), plan, window, tile_size_, mask, out);
-      break;
-    case GDT_Float64:
-      convert_window(reinterpret_cast<const double*>(raw), plan, window, tile_size_, mask, out);
-      break;
-    default:
-      throw std::logic_error("raster read plan with an unplanned buffer type");
-  }
+    convert_window(samples, plan, window, tile_size_, mask, out);
+  });
   out.read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
