@@ -263,13 +263,17 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
 }
 
 torch::IValue TileModel::forward(const torch::Tensor& batch) {
-  const auto tiles = batch.size(0);
-  if (forward_tiles_ <= 0 || tiles <= forward_tiles_) return forward_pass(batch);
+  return forward(batch.size(0),
+                 [&batch](std::int64_t first, std::int64_t count) { return batch.narrow(0, first, count); });
+}
+
+torch::IValue TileModel::forward(std::int64_t tiles, const BatchRows& rows) {
+  if (forward_tiles_ <= 0 || tiles <= forward_tiles_) return forward_pass(rows(0, tiles));
   std::vector<torch::IValue> outputs;
   std::vector<std::int64_t> pass_tiles;
   for (std::int64_t first = 0; first < tiles; first += forward_tiles_) {
     pass_tiles.push_back(std::min(forward_tiles_, tiles - first));
-    outputs.push_back(forward_pass(batch.narrow(0, first, pass_tiles.back())));
+    outputs.push_back(forward_pass(rows(first, pass_tiles.back())));
   }
   c10::InferenceMode inference;
   if (auto joined = join_tile_outputs(outputs, pass_tiles)) return std::move(*joined);
@@ -277,7 +281,7 @@ torch::IValue TileModel::forward(const torch::Tensor& batch) {
   // something a task reads: let it say.
   outputs.clear();
   forward_tiles_ = 0;
-  return forward_pass(batch);
+  return forward_pass(rows(0, tiles));
 }
 
 torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {

@@ -5,6 +5,8 @@
 // that expects another input shape is reported before any tile is read.
 #include <torch/script.h>
 
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +56,13 @@ class TileModel {
   // does not split by tile runs its batches whole from then on, and one that oneDNN
   // Graph's fuser fails on runs unfused from then on (the failed pass again, unfused).
   torch::IValue forward(const torch::Tensor& batch);
+
+  // Rows [first, first + count) of a batch, [count, C, H, W] float32, made when a pass
+  // asks for them.
+  using BatchRows = std::function<torch::Tensor(std::int64_t first, std::int64_t count)>;
+  // forward() of a batch of `tiles` tiles that `rows` gives pass by pass, so that a whole
+  // float32 batch need not exist at once (raw tiles scaled a pass at a time on a CPU).
+  torch::IValue forward(std::int64_t tiles, const BatchRows& rows);
 
   // The model's output for the dummy tile (one zero tile), for the task's contract check.
   [[nodiscard]] const torch::IValue& dummy_output() const { return dummy_output_; }

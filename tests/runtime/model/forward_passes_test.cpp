@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "model/model.hpp"
@@ -76,6 +77,29 @@ TEST(ForwardPasses, ATensorOutputIsJoinedTileByTile) {
     EXPECT_FLOAT_EQ(output[t][0].item<float>(), static_cast<float>(t + 1)) << "tile " << t;
     EXPECT_FLOAT_EQ(output[t][1].item<float>(), pass_of_tile[static_cast<std::size_t>(t)]) << "tile " << t;
   }
+}
+
+// Rows given pass by pass (raw tiles scaled a pass at a time): each pass asks for its own
+// rows, in order, and the output is what the whole batch gives.
+TEST(ForwardPasses, RowsAreAskedForAPassAtATime) {
+  auto model = load(save_module("MeanAndPass", kMeanAndPass), 10, 4);
+  const auto batch = numbered_tiles(10);
+  std::vector<std::pair<std::int64_t, std::int64_t>> asked;
+  const auto output = model
+                          .forward(10,
+                                   [&](std::int64_t first, std::int64_t count) {
+                                     asked.emplace_back(first, count);
+                                     return batch.narrow(0, first, count).clone();
+                                   })
+                          .toTensor();
+  EXPECT_EQ(asked, (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 4}, {4, 4}, {8, 2}}));
+  EXPECT_TRUE(torch::equal(output, model.forward(batch).toTensor()));
+  asked.clear();
+  model.forward(3, [&](std::int64_t first, std::int64_t count) {
+    asked.emplace_back(first, count);
+    return batch.narrow(0, first, count);
+  });
+  EXPECT_EQ(asked, (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 3}})) << "a short batch is one pass";
 }
 
 TEST(ForwardPasses, TorchvisionsLossesAndDetectionsAreJoinedTileByTile) {
