@@ -14,18 +14,17 @@ fail() {
   failures=$((failures + 1))
 }
 
-# The ratio after "= " on the line starting with PREFIX, if it is a number in (0, 1.5].
-ratio_of() {
-  local prefix=$1 file=$2 ratio
+# Sets `ratio` to the number after "= " on the line starting with PREFIX, and fails
+# unless it is in (0, 1.5]. Called in this shell, not in $(...), so its failures count.
+ratio=""
+check_ratio() {
+  local prefix=$1 file=$2
   ratio=$(grep "^$prefix" "$file" | sed -n 's/.* = \([0-9.]*\).*/\1/p' | tail -1)
   if [[ -z $ratio ]]; then
     fail "no '$prefix ... = RATIO' line in $(basename "$file")"
-    return
-  fi
-  if ! awk -v r="$ratio" 'BEGIN { exit !(r > 0 && r <= 1.5) }'; then
+  elif ! awk -v r="$ratio" 'BEGIN { exit !(r > 0 && r <= 1.5) }'; then
     fail "$(basename "$file"): ratio $ratio outside (0, 1.5]"
   fi
-  echo "$ratio"
 }
 
 # The simulated GPU: raw 8-bit tiles and float32 ones. Three slots and a device slower
@@ -40,7 +39,8 @@ for kind in uint8 float; do
     cat "$out" >&2
     continue
   fi
-  echo "fake device, $kind tiles: $(ratio_of "simulated device:" "$out")"
+  check_ratio "simulated device:" "$out"
+  echo "fake device, $kind tiles: ${ratio:-none}"
   [[ $(grep -c '^round [0-9]*: device-only' "$out") -eq 2 ]] || fail "fake device ($kind): not 2 rounds"
   grep -q "tile 3x64x64 $([[ $kind == float ]] && echo float32 || echo uint8)" "$out" ||
     fail "fake device ($kind): the settings line does not name the tiles"
@@ -54,7 +54,8 @@ done
 out=$work/pipeline.txt
 if "$bin/mgpr-bench-pipeline" use_fake_data=true dummy_dataset_count=64 model="$work/tile-mean.pt" \
   tile_size=64 batch_size=8 workers=2 threads=1 --rounds 2 --repeats 1 >"$out" 2>&1; then
-  echo "pipeline: $(ratio_of "mgpr end-to-end / model-only" "$out")"
+  check_ratio "mgpr end-to-end / model-only" "$out"
+  echo "pipeline: ${ratio:-none}"
   grep -q "64 tiles a measure" "$out" || fail "mgpr-bench-pipeline: not 64 tiles a measure"
   [[ $(grep -c '^round [0-9]*: model-only 64 tiles' "$out") -eq 2 ]] || fail "mgpr-bench-pipeline: not 2 rounds of 64 tiles"
 else
