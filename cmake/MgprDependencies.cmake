@@ -121,7 +121,31 @@ if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL AND NOT MGPR_LIBTORCH_CPU_DIR)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
     find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
-      set(MGPR_HAVE_NCCL ON)
+      # The backend keeps its deadlines with NCCL's non-blocking communicator
+      # (ncclCommInitRankConfig with blocking = 0) and ncclCommFinalize, both from 2.14.
+      # An older NCCL leaves the backend out rather than failing the configure: without it
+      # GPU runs gather through Gloo on the CPU with the same results, and a cluster whose
+      # CUDA ships an old NCCL still gets a working build.
+      file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR)[ \t]+[0-9]+")
+      set(_nccl_major "")
+      set(_nccl_minor "")
+      foreach(_line IN LISTS _nccl_version_lines)
+        if(_line MATCHES "^#define NCCL_MAJOR[ \t]+([0-9]+)")
+          set(_nccl_major "${CMAKE_MATCH_1}")
+        elseif(_line MATCHES "^#define NCCL_MINOR[ \t]+([0-9]+)")
+          set(_nccl_minor "${CMAKE_MATCH_1}")
+        endif()
+      endforeach()
+      if(_nccl_major STREQUAL "" OR _nccl_minor STREQUAL "")
+        message(STATUS "mgpr: no NCCL backend: ${NCCL_INCLUDE_DIR}/nccl.h has no NCCL_MAJOR/NCCL_MINOR to check "
+                       "for 2.14 or newer; GPU runs gather through Gloo")
+      elseif(_nccl_major LESS 2 OR (_nccl_major EQUAL 2 AND _nccl_minor LESS 14))
+        message(STATUS "mgpr: no NCCL backend: NCCL ${_nccl_major}.${_nccl_minor} (${NCCL_INCLUDE_DIR}) is older "
+                       "than 2.14, which its non-blocking communicator and ncclCommFinalize need; GPU runs gather "
+                       "through Gloo. Point NCCL_INCLUDE_DIR and NCCL_LIBRARY at a newer NCCL to build it")
+      else()
+        set(MGPR_HAVE_NCCL ON)
+      endif()
     endif()
   endif()
 endif()

@@ -2,19 +2,32 @@
 // LibTorch is a CPU build, so c10d's ProcessGroupNCCL is not there to use. The
 // communicator is non-blocking: creation and every collective return at once and are
 // polled to a deadline (deadline_poll.hpp), so a rank that died or a network the GPUs
-// cannot cross ends in a message naming who held it up, not in a hang.
+// cannot cross ends in a message naming who held it up, not in a hang. Nothing here may
+// wait on the GPU without that deadline: copies go through pinned host memory (from
+// pageable memory cudaMemcpyAsync returns only once the collective before it ended), and
+// device memory is allocated once and freed only when no collective can still hold it
+// (cudaFree waits for the whole device).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "distributed/collectives.hpp"
 #include "distributed/deadline_poll.hpp"
 #include "distributed/nccl_checks.hpp"
 #include "mgpr/error.hpp"
+
+// The non-blocking communicator (ncclCommInitRankConfig with blocking = 0) and
+// ncclCommFinalize came in 2.14; without them every wait here would be unbounded.
+// cmake/MgprDependencies.cmake skips this backend for an older nccl.h; this catches a
+// header found some other way.
+static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0), "the NCCL backend needs NCCL 2.14 or newer");
 
 namespace mgpr::runtime {
 namespace {
@@ -45,18 +58,72 @@ void check_nccl(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
   }
 }
 
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) {
-    check_cuda(cudaMalloc(&data_, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
+struct DeviceMemory {
+  static constexpr const char* kAllocate = "cudaMalloc";
+  static cudaError_t allocate(void** data, std::size_t bytes) { return cudaMalloc(data, bytes); }
+  static void release(void* data) noexcept { (void)cudaFree(data); }
+};
+
+struct PinnedHostMemory {
+  static constexpr const char* kAllocate = "cudaHostAlloc";
+  static cudaError_t allocate(void** data, std::size_t bytes) {
+    return cudaHostAlloc(data, bytes, cudaHostAllocDefault);
   }
-  ~DeviceBuffer() { (void)cudaFree(data_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  static void release(void* data) noexcept { (void)cudaFreeHost(data); }
+};
+
+// Memory a collective stages its bytes in, kept across collectives: both cudaFree and
+// cudaFreeHost wait for the whole device, so freeing after each collective would wait,
+// with no deadline, for one whose peer never came. Grows as staging_capacity says.
+template <class Memory>
+class StagingBuffer {
+ public:
+  StagingBuffer() = default;
+  ~StagingBuffer() {
+    if (data_ != nullptr) Memory::release(data_);
+  }
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+
+  // Only while no collective is pending: freeing the old buffer waits for the device.
+  void reserve(std::size_t needed) {
+    if (needed <= capacity_) return;
+    const std::size_t grown = staging_capacity(capacity_, needed);
+    if (data_ != nullptr) Memory::release(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    void* fresh = nullptr;
+    check_cuda(Memory::allocate(&fresh, grown), Memory::kAllocate);
+    data_ = fresh;
+    capacity_ = grown;
+  }
+  // Gives the memory up without freeing it, for when a kernel may still use it.
+  void leak() noexcept {
+    data_ = nullptr;
+    capacity_ = 0;
+  }
   [[nodiscard]] void* get() const { return data_; }
+  [[nodiscard]] char* bytes() const { return static_cast<char*>(data_); }
 
  private:
   void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+// A stream drained up to its last recorded event; abort has nothing to give up.
+class StreamDrain final : public PendingOperation {
+ public:
+  explicit StreamDrain(cudaEvent_t event) : event_(event) {}
+  OperationStatus poll() override {
+    const auto passed = cudaEventQuery(event_);
+    if (passed == cudaErrorNotReady) return {};
+    if (passed != cudaSuccess) return {OperationState::kFailed, cudaGetErrorName(passed)};
+    return {OperationState::kDone, {}};
+  }
+  void abort() noexcept override {}
+
+ private:
+  cudaEvent_t event_;
 };
 
 // The communicator's own work (creation, finalizing): done when its async state leaves
@@ -101,6 +168,8 @@ class NcclCollectives final : public Collectives {
       store_.set(step_key("init"), "");
       check_nccl(ncclCommInitRankConfig(&comm_, setup_.world_size, id, setup_.rank, &config), "ncclCommInitRankConfig");
       await("NCCL communicator creation", "init", nullptr);
+      // Enough for the barrier and every gather of lengths, so those never reallocate.
+      reserve_staging(sizeof(std::int64_t), sizeof(std::int64_t) * static_cast<std::size_t>(setup_.world_size));
     } catch (...) {
       if (comm_ != nullptr && !aborted_) (void)ncclCommAbort(comm_);
       release_stream();
@@ -117,9 +186,13 @@ class NcclCollectives final : public Collectives {
         await_with_deadline(finalizing, {setup_.rank, "NCCL finalize", setup_.timeout}, {});
         (void)ncclCommDestroy(comm_);
       } catch (const std::exception&) {
-        if (!aborted_) (void)ncclCommAbort(comm_);
+        abort_communicator();
       }
     }
+    // The communicator is finalized or aborted here. A collective still pending was
+    // aborted (Step): its kernel may still be on the stream, and the buffers are freed only
+    // once that has drained.
+    if (pending_ && !stream_drained()) leak_staging();
     release_stream();
   }
   NcclCollectives(const NcclCollectives&) = delete;
@@ -127,62 +200,119 @@ class NcclCollectives final : public Collectives {
 
   // NCCL has no barrier: an all-reduce of one number is one.
   void barrier() override {
-    const auto step = begin("barrier");
-    const DeviceBuffer one(sizeof(int));
-    check_cuda(cudaMemsetAsync(one.get(), 0, sizeof(int), stream_), "cudaMemsetAsync");
-    check_nccl(ncclAllReduce(one.get(), one.get(), 1, ncclInt32, ncclSum, comm_, stream_), "ncclAllReduce", comm_);
+    const auto step = begin("barrier", sizeof(std::int32_t), sizeof(std::int32_t));
+    check_cuda(cudaMemsetAsync(device_in_.get(), 0, sizeof(std::int32_t), stream_), "cudaMemsetAsync");
+    check_nccl(ncclAllReduce(device_in_.get(), device_out_.get(), 1, ncclInt32, ncclSum, comm_, stream_),
+               "ncclAllReduce", comm_);
+    // Recording the event before NCCL has enqueued the kernel would let it pass at once.
+    wait_for_enqueue(step);
     finish(step);
   }
 
   // Lengths first, then the bytes padded to the longest, as ncclAllGather needs equal counts.
   std::vector<std::string> all_gather(const std::string& bytes) override {
     const auto world = static_cast<std::size_t>(setup_.world_size);
-    const std::int64_t length = static_cast<std::int64_t>(bytes.size());
     std::vector<std::int64_t> lengths(world);
     {
-      const auto step = begin("all_gather of lengths");
-      const DeviceBuffer in(sizeof(std::int64_t));
-      const DeviceBuffer out(sizeof(std::int64_t) * world);
-      check_cuda(cudaMemcpyAsync(in.get(), &length, sizeof(length), cudaMemcpyHostToDevice, stream_),
-                 "cudaMemcpyAsync");
-      check_nccl(ncclAllGather(in.get(), out.get(), 1, ncclInt64, comm_, stream_), "ncclAllGather", comm_);
+      const auto step = begin("all_gather of lengths", sizeof(std::int64_t), sizeof(std::int64_t) * world);
+      const auto length = static_cast<std::int64_t>(bytes.size());
+      std::memcpy(host_in_.get(), &length, sizeof(length));
+      copy(device_in_.get(), host_in_.get(), sizeof(length), cudaMemcpyHostToDevice);
+      check_nccl(ncclAllGather(device_in_.get(), device_out_.get(), 1, ncclInt64, comm_, stream_), "ncclAllGather",
+                 comm_);
       wait_for_enqueue(step);
-      check_cuda(
-          cudaMemcpyAsync(lengths.data(), out.get(), sizeof(std::int64_t) * world, cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync");
+      copy(host_out_.get(), device_out_.get(), sizeof(std::int64_t) * world, cudaMemcpyDeviceToHost);
       finish(step);
+      std::memcpy(lengths.data(), host_out_.get(), sizeof(std::int64_t) * world);
     }
-    const auto padded =
-        static_cast<std::size_t>(std::max<std::int64_t>(1, *std::max_element(lengths.begin(), lengths.end())));
-    std::vector<char> host_in(padded, 0);
-    std::memcpy(host_in.data(), bytes.data(), bytes.size());
-    std::vector<char> host_out(padded * world);
-    const auto step = begin("all_gather");
-    const DeviceBuffer in(padded);
-    const DeviceBuffer out(padded * world);
-    check_cuda(cudaMemcpyAsync(in.get(), host_in.data(), padded, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
-    check_nccl(ncclAllGather(in.get(), out.get(), padded, ncclUint8, comm_, stream_), "ncclAllGather", comm_);
+    const auto own = lengths[static_cast<std::size_t>(setup_.rank)];
+    if (own != static_cast<std::int64_t>(bytes.size())) {
+      throw std::runtime_error(
+          fmt::format("rank {}: NCCL gathered {} as this rank's length, not {}", setup_.rank, own, bytes.size()));
+    }
+    const auto layout = gather_layout(lengths);
+    const auto step = begin("all_gather", layout.padded, layout.total);
+    std::memcpy(host_in_.bytes(), bytes.data(), bytes.size());
+    std::memset(host_in_.bytes() + bytes.size(), 0, layout.padded - bytes.size());
+    copy(device_in_.get(), host_in_.get(), layout.padded, cudaMemcpyHostToDevice);
+    check_nccl(ncclAllGather(device_in_.get(), device_out_.get(), layout.padded, ncclUint8, comm_, stream_),
+               "ncclAllGather", comm_);
     wait_for_enqueue(step);
-    check_cuda(cudaMemcpyAsync(host_out.data(), out.get(), padded * world, cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync");
+    copy(host_out_.get(), device_out_.get(), layout.total, cudaMemcpyDeviceToHost);
     finish(step);
-
-    std::vector<std::string> gathered;
-    for (std::size_t r = 0; r < world; ++r) {
-      gathered.emplace_back(host_out.data() + r * padded, static_cast<std::size_t>(lengths[r]));
-    }
-    return gathered;
+    return split_gathered({host_out_.bytes(), layout.total}, layout, lengths);
   }
 
  private:
-  struct Step {
-    std::string what;  // "NCCL all_gather (collective 3)"
-    std::string name;  // "collective/3", under which each rank says it came
+  // A collective under way, from begin() to finish(). Left without finish (an exception
+  // on the way), it aborts the communicator: the peers now wait in a collective this rank
+  // will not finish, and after a failed call NCCL's communicator is unusable anyway.
+  class Step {
+   public:
+    Step(NcclCollectives& owner, std::string what_, std::string name_)
+        : what(std::move(what_)), name(std::move(name_)), owner_(owner) {
+      owner_.pending_ = true;
+    }
+    ~Step() {
+      if (owner_.pending_) owner_.abort_communicator();
+    }
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+
+    const std::string what;  // "NCCL all_gather (collective 3)"
+    const std::string name;  // "collective/3", under which each rank says it came
+
+   private:
+    NcclCollectives& owner_;
   };
 
   void release_stream() noexcept {
     if (done_ != nullptr) (void)cudaEventDestroy(done_);
     if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+  }
+
+  void abort_communicator() noexcept {
+    if (comm_ != nullptr && !aborted_) (void)ncclCommAbort(comm_);
+    aborted_ = true;
+  }
+
+  // Growing frees the old buffers, and freeing waits for the whole device: with a
+  // collective pending, for one that may never end.
+  void reserve_staging(std::size_t in_bytes, std::size_t out_bytes) {
+    if (pending_) throw std::logic_error("the NCCL staging buffers cannot grow while a collective is pending");
+    host_in_.reserve(in_bytes);
+    device_in_.reserve(in_bytes);
+    host_out_.reserve(out_bytes);
+    device_out_.reserve(out_bytes);
+  }
+
+  void leak_staging() noexcept {
+    host_in_.leak();
+    device_in_.leak();
+    host_out_.leak();
+    device_out_.leak();
+  }
+
+  // After an abort NCCL's kernels see its flag and return within moments; one still on
+  // the stream after kDrainGrace will not, and freeing memory then would wait for it for
+  // good. Its buffers are leaked instead: the rank stops with an error after an abort,
+  // and the process's end gives them back.
+  bool stream_drained() noexcept {
+    constexpr auto kDrainGrace = std::chrono::milliseconds(2000);
+    try {
+      check_cuda(cudaEventRecord(done_, stream_), "cudaEventRecord");
+      StreamDrain drain(done_);
+      await_with_deadline(drain, {setup_.rank, "draining the NCCL stream", std::min(setup_.timeout, kDrainGrace)}, {});
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  // Pinned host memory on either side, so the copy only queues on the stream and the
+  // wait is the event's, under the deadline.
+  void copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+    check_cuda(cudaMemcpyAsync(to, from, bytes, kind, stream_), "cudaMemcpyAsync");
   }
 
   std::string step_key(const std::string& name) const { return fmt::format("nccl/{}/{}", name, setup_.rank); }
@@ -232,16 +362,19 @@ class NcclCollectives final : public Collectives {
     return held_up_message(came, setup_.peers != nullptr ? setup_.peers->stopped() : std::vector<int>{}, setup_.hosts);
   }
 
-  Step begin(const char* collective) {
+  // `in_bytes` and `out_bytes`: what the collective stages on each side, grown here,
+  // before it is pending.
+  Step begin(const char* collective, std::size_t in_bytes, std::size_t out_bytes) {
     if (aborted_) {
       throw IoError(fmt::format("rank {}: the NCCL communicator was aborted after an earlier failure", setup_.rank));
     }
     check_cuda(cudaSetDevice(setup_.device_index), "cudaSetDevice");
-    Step step{fmt::format("NCCL {} (collective {})", collective, collectives_ + 1),
-              fmt::format("collective/{}", collectives_ + 1)};
+    reserve_staging(in_bytes, out_bytes);
+    const int number = collectives_ + 1;
+    std::string name = fmt::format("collective/{}", number);
+    store_.set(step_key(name), "");
     ++collectives_;
-    store_.set(step_key(step.name), "");
-    return step;
+    return Step(*this, fmt::format("NCCL {} (collective {})", collective, number), std::move(name));
   }
 
   // A non-blocking communicator may still be enqueuing (ncclInProgress): nothing else may
@@ -251,6 +384,7 @@ class NcclCollectives final : public Collectives {
   void finish(const Step& step) {
     check_cuda(cudaEventRecord(done_, stream_), "cudaEventRecord");
     await(step.what, step.name, done_);
+    pending_ = false;
   }
 
   void await(const std::string& what, const std::string& name, cudaEvent_t event) {
@@ -269,7 +403,13 @@ class NcclCollectives final : public Collectives {
   cudaEvent_t done_ = nullptr;  // recorded after each collective's last copy
   ncclComm_t comm_ = nullptr;
   bool aborted_ = false;  // ncclCommAbort freed comm_: nothing may touch it again
+  bool pending_ = false;  // a collective began and has not finished (it was aborted if the call is over)
   int collectives_ = 0;
+  // Each collective's bytes on their way in and out; see StagingBuffer.
+  StagingBuffer<PinnedHostMemory> host_in_;
+  StagingBuffer<PinnedHostMemory> host_out_;
+  StagingBuffer<DeviceMemory> device_in_;
+  StagingBuffer<DeviceMemory> device_out_;
 };
 
 }  // namespace

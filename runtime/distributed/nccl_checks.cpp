@@ -3,11 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 #include "distributed/rendezvous_diagnoses.hpp"
 
 namespace mgpr::runtime {
+namespace {
+
+// Pinned host memory is locked in whole pages anyway; smaller sizes only add reallocations.
+constexpr std::size_t kStagingPage = 4096;
+
+}  // namespace
 
 std::string format_nccl_version(int code) {
   // NCCL_VERSION(X, Y, Z): X*1000 + Y*100 + Z up to 2.8, X*10000 + Y*100 + Z since 2.9.
@@ -60,6 +68,48 @@ std::optional<std::string> shared_gpu_message(const std::vector<GpuClaim>& claim
       "per node with --gpus-per-task=1, or give each rank its own CUDA_VISIBLE_DEVICES; mgpr gpus=N does so "
       "itself",
       named, any->uuid, any->host);
+}
+
+std::size_t staging_capacity(std::size_t held, std::size_t needed) {
+  if (needed <= held) return held;
+  constexpr auto kMost = std::numeric_limits<std::size_t>::max();
+  const std::size_t doubled = held <= kMost / 2 ? held * 2 : kMost;
+  const std::size_t wanted = std::max({needed, doubled, kStagingPage});
+  // Rounding up past the largest size would wrap to a buffer smaller than asked for.
+  if (wanted > kMost - (kStagingPage - 1)) return needed;
+  return (wanted + kStagingPage - 1) / kStagingPage * kStagingPage;
+}
+
+GatherLayout gather_layout(const std::vector<std::int64_t>& lengths) {
+  GatherLayout layout;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    if (lengths[r] < 0) {
+      throw std::runtime_error(fmt::format("rank {} reported a length of {} bytes to gather", r, lengths[r]));
+    }
+    layout.padded = std::max(layout.padded, static_cast<std::size_t>(lengths[r]));
+  }
+  const std::size_t ranks = std::max<std::size_t>(lengths.size(), 1);
+  if (layout.padded > std::numeric_limits<std::size_t>::max() / ranks) {
+    throw std::runtime_error(
+        fmt::format("{} ranks of {} bytes each are more than memory holds to gather", ranks, layout.padded));
+  }
+  layout.total = layout.padded * ranks;
+  return layout;
+}
+
+std::vector<std::string> split_gathered(std::string_view gathered, const GatherLayout& layout,
+                                        const std::vector<std::int64_t>& lengths) {
+  if (gathered.size() < layout.padded * lengths.size()) {
+    throw std::runtime_error(fmt::format("{} gathered bytes cannot hold {} ranks of {} bytes", gathered.size(),
+                                         lengths.size(), layout.padded));
+  }
+  std::vector<std::string> each;
+  each.reserve(lengths.size());
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    const auto length = std::min(layout.padded, static_cast<std::size_t>(std::max<std::int64_t>(lengths[r], 0)));
+    each.emplace_back(gathered.substr(r * layout.padded, length));
+  }
+  return each;
 }
 
 }  // namespace mgpr::runtime
