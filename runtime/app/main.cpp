@@ -29,6 +29,10 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   const auto ranks = mgpr::rank_environment_from_env();
   if (!ranks && config.gpus > 1) {
     // Outside Slurm and any launcher: start the ranks here, one per GPU (or CPU ranks).
+    const char* visible = std::getenv(mgpr::env::kCudaVisibleDevices);
+    if (visible != nullptr && mgpr::parse_accelerator(config.accelerator) != mgpr::Accelerator::kCpu) {
+      rt::refuse_shared_gpus(config.gpus, visible);
+    }
     const bool on_gpus = mgpr::parse_accelerator(config.accelerator) != mgpr::Accelerator::kCpu &&
                          rt::configure_backend(1).cuda_available;
     std::vector<std::string> forwarded = arguments;

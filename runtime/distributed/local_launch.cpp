@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -38,6 +39,24 @@ using Clock = std::chrono::steady_clock;
 // How long ranks get to end cleanly after SIGTERM before SIGKILL.
 constexpr auto kGrace = std::chrono::seconds(10);
 constexpr long kPollNs = 100'000'000;  // wake for the grace deadline even without a signal
+
+}  // namespace
+
+void refuse_shared_gpus(int ranks, const std::string& visible) {
+  const auto devices = split_list(visible);
+  const auto asked = std::min(devices.size(), static_cast<std::size_t>(std::max(ranks, 0)));
+  for (std::size_t later = 1; later < asked; ++later) {
+    for (std::size_t earlier = 0; earlier < later; ++earlier) {
+      if (devices[earlier] != devices[later]) continue;
+      throw UsageError(fmt::format(
+          "CUDA_VISIBLE_DEVICES='{}' names GPU '{}' twice, so gpus={} would put ranks {} and {} on one GPU (NCCL "
+          "refuses that, and CUDA shows no GPU for such a list): name each GPU once, or ask for fewer ranks",
+          visible, devices[later], ranks, earlier, later));
+    }
+  }
+}
+
+namespace {
 
 // Rank i gets the i-th GPU this process may use: CUDA_VISIBLE_DEVICES's i-th entry when
 // it is set (a job already restricted to some GPUs), else device i.

@@ -19,6 +19,12 @@ namespace mgpr::runtime {
 // calling thread. Throws UsageError when `one_gpu_each` asks for more GPUs than CUDA_VISIBLE_DEVICES lists.
 int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments);
 
+// Refuses (UsageError) a CUDA_VISIBLE_DEVICES value `visible` whose first `ranks`
+// entries name one GPU twice ("0,0"): run_local_ranks would give two ranks one GPU,
+// which NCCL refuses, and CUDA itself shows no GPU at all for such a list, so without
+// this the ranks would only say that none is visible.
+void refuse_shared_gpus(int ranks, const std::string& visible);
+
 // In a rank run_local_ranks started (MGPR_LAUNCHER_PID names the launcher): asks the
 // kernel for SIGTERM when the launcher dies, even by SIGKILL, so no rank runs on
 // orphaned and writes outputs after its caller saw a failure; if the launcher is

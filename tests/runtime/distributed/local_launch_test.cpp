@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "distributed/local_launch.hpp"
+#include "support/error_of.hpp"
 #include "support/process.hpp"
 
 namespace mgpr::test {
@@ -31,6 +33,21 @@ std::vector<pid_t> rank_pids(const fs::path& dir, int ranks) {
 }
 
 bool exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+// CUDA shows no GPU at all for "0,0", so the ranks could only say none is visible; the
+// launcher names the list and the GPU instead, before any rank starts.
+TEST(LocalLaunch, RefusesAGpuListedTwiceForTheRanksAskedFor) {
+  const auto message = error_of([] { runtime::refuse_shared_gpus(2, "0,0"); });
+  EXPECT_NE(message.find("CUDA_VISIBLE_DEVICES='0,0' names GPU '0' twice"), std::string::npos) << message;
+  EXPECT_NE(message.find("ranks 0 and 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("name each GPU once"), std::string::npos) << message;
+  const auto by_uuid = error_of([] { runtime::refuse_shared_gpus(3, "GPU-a,GPU-b,GPU-a"); });
+  EXPECT_NE(by_uuid.find("names GPU 'GPU-a' twice, so gpus=3 would put ranks 0 and 2"), std::string::npos) << by_uuid;
+  // Distinct GPUs, and a repeat beyond the ranks asked for, are left alone.
+  EXPECT_EQ(error_of([] { runtime::refuse_shared_gpus(2, "0,1"); }), "no error");
+  EXPECT_EQ(error_of([] { runtime::refuse_shared_gpus(2, "0,1,0"); }), "no error");
+  EXPECT_EQ(error_of([] { runtime::refuse_shared_gpus(1, "0,0"); }), "no error");
+}
 
 TEST(LocalLaunch, GivesEachRankTheTorchrunEnvironment) {
   const TempDir dir;
