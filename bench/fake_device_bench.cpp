@@ -5,6 +5,8 @@
 // ms a batch of 16 on the machines measured) plus a set read time per tile on the reader
 // threads. The ratio says whether the scheduling keeps the device's queue full (goal:
 // >= 0.95). Device-only keeps the same device busy with batches already in their slots.
+// --detector-host-ms makes every forward pass hold its thread as a detector's does
+// (BatchDevice::forward_blocks), which the pipeline runs on threads of their own.
 // The two measures alternate --rounds times and the medians are compared. Not a test;
 // figures go to docs/benchmarks.md with the command.
 #include <fmt/format.h>
@@ -125,6 +127,7 @@ int main(int argc, char** argv) {
   double jitter = 0.1;
   double read_ms = 0;
   bool float_tiles = false;
+  double forward_host_ms = -1;
   CLI::App app{"mgpr-bench-fake-device: end-to-end against device-only tiles/s on the simulated GPU"};
   app.add_option("--tiles", tiles, "tiles a measure")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch_size, "tiles a batch")->check(CLI::PositiveNumber);
@@ -139,6 +142,9 @@ int main(int argc, char** argv) {
   app.add_option("--jitter", jitter, "each latency scaled by a factor in [1 - jitter, 1 + jitter]");
   app.add_option("--read-ms", read_ms, "a reader thread's time a tile (besides the copy into the slot)");
   app.add_flag("--float", float_tiles, "float32 tiles (rasters other than 8-bit) instead of raw 8-bit ones");
+  app.add_option("--detector-host-ms", forward_host_ms,
+                 "a detector's forward pass: it holds its thread this long (its host work), then until the device is "
+                 "done with the batch (default: a pass that only queues work)");
   CLI11_PARSE(app, argc, argv);
   try {
     const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "simulated"};
@@ -149,6 +155,8 @@ int main(int argc, char** argv) {
     options.copy_back_s = copy_back_ms / 1000;
     options.jitter = jitter;
     options.read_inputs = false;
+    options.blocking_forward = forward_host_ms >= 0;
+    options.forward_host_s = std::max(0.0, forward_host_ms / 1000);
     const rt::BatchShape shape{batch_size, channels, tile_size, tile_size, float_tiles ? torch::kFloat : torch::kByte};
     const std::int64_t batches = (tiles + batch_size - 1) / batch_size;
     const TimedSource source(tiles, tile_size, channels, read_ms / 1000, !float_tiles);
@@ -158,7 +166,10 @@ int main(int argc, char** argv) {
     std::vector<double> end_to_end_rates;
     for (int round = 1; round <= rounds; ++round) {
       options.seed = static_cast<std::uint32_t>(round);
-      const double device_s = device_only_seconds(options, shape, batches);
+      // The device's own time: its queue never empty, whether or not a pass holds the host.
+      auto unblocked = options;
+      unblocked.blocking_forward = false;
+      const double device_s = device_only_seconds(unblocked, shape, batches);
       device_rates.push_back(static_cast<double>(tiles) / device_s);
 
       rt::SimulatedDevice device(options);
@@ -170,19 +181,21 @@ int main(int argc, char** argv) {
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(
           "round {}: device-only {:.1f} tiles/s; end-to-end {:.1f} tiles/s, device busy {:.1f}%, copying into slots "
-          "{:.1f} ms a batch, waiting for readers {:.1f} ms a batch, at most {} batches in flight\n",
+          "{:.1f} ms a batch, waiting for readers {:.1f} ms a batch, at most {} batches in flight, {} on the device\n",
           round, device_rates.back(), end_to_end_rates.back(), 100 * device.checks().busy_s / stats.elapsed_s,
           1000 * stats.stack_s / static_cast<double>(stats.batches),
-          1000 * stats.data_wait_s / static_cast<double>(stats.batches), device.checks().most_in_flight);
+          1000 * stats.data_wait_s / static_cast<double>(stats.batches), device.checks().most_in_flight,
+          device.checks().most_on_device);
     }
     const double ratio = median(end_to_end_rates) / median(device_rates);
     fmt::print("simulated device: end-to-end {:.1f} tiles/s / device-only {:.1f} tiles/s = {:.3f} (medians of {})\n",
                median(end_to_end_rates), median(device_rates), ratio, rounds);
     fmt::print(
         "(tiles {}, batch {}, tile {}x{}x{} {}, workers {}, device {} ms + copies {} + {} ms, jitter {}, read {} ms a "
-        "tile)\n",
+        "tile{})\n",
         tiles, batch_size, channels, tile_size, tile_size, float_tiles ? "float32" : "uint8", workers, compute_ms,
-        copy_ms, copy_back_ms, jitter, read_ms);
+        copy_ms, copy_back_ms, jitter, read_ms,
+        options.blocking_forward ? fmt::format(", blocking forward with {} ms of host work", forward_host_ms) : "");
     return 0;
   } catch (const std::exception& error) {
     fmt::print(stderr, "mgpr-bench-fake-device: {}\n", error.what());

@@ -35,6 +35,9 @@ const std::array kKeys{
     ConfigKey{"use_fake_data", &RunConfig::use_fake_data, "serve generated tiles instead of reading rasters"},
     ConfigKey{"dummy_dataset_count", &RunConfig::dummy_dataset_count, "number of fake tiles", {}, 1},
     ConfigKey{"dummy_dataset_delay", &RunConfig::dummy_dataset_delay, "seconds spent producing each fake tile"},
+    ConfigKey{"dummy_dataset_type", &RunConfig::dummy_dataset_type,
+              "sample type of the fake tiles (uint8 and uint16 travel raw, as a Byte or UInt16 raster's do)",
+              kFakeDataTypeNames},
     ConfigKey{"image_size", &RunConfig::image_size, "side in pixels of the raster mgpr-test-image writes", {}, 1},
     ConfigKey{"tile_size", &RunConfig::tile_size, "tile side in pixels", {}, 1},
     ConfigKey{"overlap", &RunConfig::overlap, "minimum overlap between neighbouring tiles, in pixels"},
@@ -105,6 +108,10 @@ const std::array kKeys{
         "onednn_fusion", &RunConfig::onednn_fusion,
         "CPU: let oneDNN Graph fuse the model's convolutions with what follows them (not task=detect; off: measured "
         "7 % faster in fp32, slower in bf16, up to 2.5 GiB more memory)"},
+    ConfigKey{"jit_executor", &RunConfig::jit_executor,
+              "TorchScript executor: simple (no profiling runs, no fusers), profiling (LibTorch's default, with its "
+              "TensorExpr fuser), profiling_no_fuser (that fuser off); auto: simple on CPUs and GPUs",
+              kJitExecutorNames},
     ConfigKey{"score_threshold", &RunConfig::score_threshold, "task=detect: drop boxes scoring below this"},
     ConfigKey{"iou_threshold", &RunConfig::iou_threshold,
               "task=detect: IoU at which boxes from overlapping tiles are merged"},

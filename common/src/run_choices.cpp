@@ -30,6 +30,7 @@ std::string_view name_of(Accelerator accelerator) {
   return kAcceleratorNames.at(static_cast<std::size_t>(accelerator));
 }
 std::string_view name_of(Precision precision) { return kPrecisionNames.at(static_cast<std::size_t>(precision)); }
+std::string_view name_of(JitExecutor executor) { return kJitExecutorNames.at(static_cast<std::size_t>(executor)); }
 std::string_view name_of(OutputLayout layout) { return kOutputLayoutNames.at(static_cast<std::size_t>(layout)); }
 
 Task parse_task(std::string_view name) { return parse_choice<Task>("task", name, kTaskNames); }
@@ -38,6 +39,9 @@ Accelerator parse_accelerator(std::string_view name) {
   return parse_choice<Accelerator>("accelerator", name, kAcceleratorNames);
 }
 Precision parse_precision(std::string_view name) { return parse_choice<Precision>("precision", name, kPrecisionNames); }
+JitExecutor parse_jit_executor(std::string_view name) {
+  return parse_choice<JitExecutor>("jit_executor", name, kJitExecutorNames);
+}
 
 OutputLayout parse_output_layout(std::string_view name) {
   return parse_choice<OutputLayout>("outputs", name, kOutputLayoutNames);

@@ -131,6 +131,8 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   run.output = make_task_output(plan_outputs(plan.output, *run.source));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
   check_class_names(plan.output.task, run.model->dummy_output(), plan.output.class_names, plan.class_names_origin);
+  // After the checks, which read the dummy tile's output whole.
+  run.model->set_output_reduction(run.output->device_reduction());
   print_banner(ranks, plan, run);
   return run;
 }

@@ -15,6 +15,7 @@
 #include "mgpr/text.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "resume/tile_journal.hpp"
+#include "source/fake_source.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -36,7 +37,8 @@ int default_threads(const RankEnvironment& ranks) {
 SourceOptions source_options(const RunConfig& config) {
   SourceOptions source;
   if (config.use_fake_data) {
-    source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay};
+    source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay,
+                                  parse_fake_data_type(config.dummy_dataset_type)};
   } else {
     source.rasters = expand_inputs(config.image_path, {config.image_glob, config.recursive});
   }
@@ -98,10 +100,10 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   RunPlan plan;
   plan.threads = config.threads > 0 ? config.threads : default_threads(ranks);
   plan.device = choose_device(parse_accelerator(config.accelerator), ranks.local_rank);
-  plan.execution = plan_execution(
-      {parse_precision(config.precision), config.force_precision, config.channels_last, config.batch_size,
-       config.tile_size, config.cpu_forward_tiles, config.onednn_fusion, parse_task(config.task)},
-      execution_facts(plan.device), config.cudnn_benchmark);
+  plan.execution = plan_execution({parse_precision(config.precision), config.force_precision, config.channels_last,
+                                   config.batch_size, config.tile_size, config.cpu_forward_tiles, config.onednn_fusion,
+                                   parse_task(config.task), parse_jit_executor(config.jit_executor)},
+                                  execution_facts(plan.device), config.cudnn_benchmark);
   plan.source = source_options(config);
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);

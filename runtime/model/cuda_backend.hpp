@@ -7,19 +7,43 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mgpr::runtime::cuda_backend {
 
-// What one GPU's memory holds, as the caching allocator and the driver see it.
-struct DeviceMemory {
-  std::int64_t allocated_bytes = 0;       // tensors now (torch.cuda.memory_allocated)
-  std::int64_t allocated_peak_bytes = 0;  // tensors at most
-  std::int64_t card_total_bytes = 0;      // the card's memory; 0 when the driver will not say
-  std::int64_t card_used_bytes = 0;       // in use on the card, all processes (nvidia-smi's figure)
+// The caching allocator's figures for one GPU.
+struct AllocatorBytes {
+  std::int64_t allocated = 0;       // tensors now (torch.cuda.memory_allocated)
+  std::int64_t allocated_peak = 0;  // tensors at most
 };
 
-DeviceMemory device_memory(c10::DeviceIndex device_index);
+// The driver's figures for a whole card, all processes and contexts included.
+struct CardBytes {
+  std::int64_t free = 0;
+  std::int64_t total = 0;
+};
+
+// Makes a device the calling thread's current one while it lives (MemoryQueries).
+class CurrentDeviceScope {
+ public:
+  virtual ~CurrentDeviceScope() = default;
+};
+
+// What a memory sample asks of CUDA, one question at a time, so that the device each is
+// asked on is decided once, by model/device_memory.cpp, and tested there without a GPU.
+class MemoryQueries {
+ public:
+  virtual ~MemoryQueries() = default;
+  // Makes `device_index` current on the calling thread until the scope ends, then gives
+  // the thread its own back without opening a context on it (c10's CUDAGuard).
+  [[nodiscard]] virtual std::unique_ptr<CurrentDeviceScope> make_current(c10::DeviceIndex device_index) = 0;
+  virtual AllocatorBytes allocator_bytes(c10::DeviceIndex device_index) = 0;
+  // The calling thread's current device's card (cudaMemGetInfo takes no device);
+  // nullopt when the driver will not say.
+  virtual std::optional<CardBytes> current_card_bytes() = 0;
+};
+MemoryQueries& memory_queries();
 // The GPU's marketing name ("NVIDIA H200").
 std::string product_name(c10::DeviceIndex device_index);
 // major * 10 + minor (90 for an H100/H200).
@@ -52,5 +76,21 @@ class CopyStream {
   virtual void hand_over(torch::Tensor& batch) = 0;
 };
 std::unique_ptr<CopyStream> make_copy_stream(c10::DeviceIndex device_index);
+
+// A compute stream of its own, for a forward pass that runs beside others, each on a
+// thread of its own (a detector's: pipeline/model_device.cpp): what the pass waits for
+// (its scores, to filter its boxes) is its own work, not another batch's queued ahead of
+// it on a shared stream.
+class ComputeStream {
+ public:
+  // While it lives, the stream and its device are the calling thread's current ones.
+  class Current {
+   public:
+    virtual ~Current() = default;
+  };
+  virtual ~ComputeStream() = default;
+  [[nodiscard]] virtual std::unique_ptr<Current> make_current() = 0;
+};
+std::unique_ptr<ComputeStream> make_compute_stream(c10::DeviceIndex device_index);
 
 }  // namespace mgpr::runtime::cuda_backend

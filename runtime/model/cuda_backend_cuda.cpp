@@ -58,21 +58,44 @@ class PoolCopyStream final : public CopyStream {
   at::cuda::CUDAEvent copied_;  // timing disabled: the cheapest event kind
 };
 
+class GuardScope final : public CurrentDeviceScope {
+ public:
+  explicit GuardScope(c10::DeviceIndex device_index) : guard_(device_index) {}
+
+ private:
+  // Restores the thread's device only where that device already has a context: a thread
+  // that never chose one must not get device 0's context from the restore.
+  c10::cuda::CUDAGuard guard_;
+};
+
+class RuntimeMemoryQueries final : public MemoryQueries {
+ public:
+  std::unique_ptr<CurrentDeviceScope> make_current(c10::DeviceIndex device_index) override {
+    return std::make_unique<GuardScope>(device_index);
+  }
+
+  AllocatorBytes allocator_bytes(c10::DeviceIndex device_index) override {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
+    const auto& allocated = stats.allocated_bytes[0];  // aggregate over pool kinds
+    return {allocated.current, allocated.peak};
+  }
+
+  std::optional<CardBytes> current_card_bytes() override {
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // not left for the next CUDA call to report as its own
+      return std::nullopt;
+    }
+    return CardBytes{static_cast<std::int64_t>(free_bytes), static_cast<std::int64_t>(total_bytes)};
+  }
+};
+
 }  // namespace
 
-DeviceMemory device_memory(c10::DeviceIndex device_index) {
-  DeviceMemory memory;
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
-  const auto& allocated = stats.allocated_bytes[0];  // aggregate over pool kinds
-  memory.allocated_bytes = allocated.current;
-  memory.allocated_peak_bytes = allocated.peak;
-  std::size_t free_bytes = 0;
-  std::size_t total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-    memory.card_total_bytes = static_cast<std::int64_t>(total_bytes);
-    memory.card_used_bytes = static_cast<std::int64_t>(total_bytes - free_bytes);
-  }
-  return memory;
+MemoryQueries& memory_queries() {
+  static RuntimeMemoryQueries queries;
+  return queries;
 }
 
 std::string product_name(c10::DeviceIndex device_index) { return at::cuda::getDeviceProperties(device_index)->name; }
@@ -97,6 +120,32 @@ std::unique_ptr<StreamTimer> make_stream_timer(c10::DeviceIndex device_index) {
 
 std::unique_ptr<CopyStream> make_copy_stream(c10::DeviceIndex device_index) {
   return std::make_unique<PoolCopyStream>(device_index);
+}
+
+namespace {
+
+class StreamCurrent final : public ComputeStream::Current {
+ public:
+  explicit StreamCurrent(c10::cuda::CUDAStream stream) : guard_(stream) {}
+
+ private:
+  c10::cuda::CUDAStreamGuard guard_;  // sets the stream's device too, and gives both back
+};
+
+class PoolComputeStream final : public ComputeStream {
+ public:
+  explicit PoolComputeStream(c10::DeviceIndex device_index)
+      : stream_(c10::cuda::getStreamFromPool(false, device_index)) {}
+  std::unique_ptr<Current> make_current() override { return std::make_unique<StreamCurrent>(stream_); }
+
+ private:
+  c10::cuda::CUDAStream stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeStream> make_compute_stream(c10::DeviceIndex device_index) {
+  return std::make_unique<PoolComputeStream>(device_index);
 }
 
 }  // namespace mgpr::runtime::cuda_backend

@@ -13,11 +13,12 @@ namespace {
 
 }  // namespace
 
-DeviceMemory device_memory(c10::DeviceIndex /*device_index*/) { no_cuda(); }
+MemoryQueries& memory_queries() { no_cuda(); }
 std::string product_name(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 int compute_capability(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::string device_uuid(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::unique_ptr<StreamTimer> make_stream_timer(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 std::unique_ptr<CopyStream> make_copy_stream(c10::DeviceIndex /*device_index*/) { no_cuda(); }
+std::unique_ptr<ComputeStream> make_compute_stream(c10::DeviceIndex /*device_index*/) { no_cuda(); }
 
 }  // namespace mgpr::runtime::cuda_backend

@@ -4,21 +4,34 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 #include "model/cuda_backend.hpp"
 
 namespace mgpr::runtime {
 
-MemorySample sample_memory(const DeviceChoice& device) {
+MemorySample sample_gpu_memory(cuda_backend::MemoryQueries& queries, c10::DeviceIndex device_index) {
   MemorySample sample;
-  if (device.is_cuda) {
-    const auto memory = cuda_backend::device_memory(device.device.index());
-    sample.current_bytes = memory.allocated_bytes;
-    sample.peak_bytes = memory.allocated_peak_bytes;
-    sample.total_bytes = memory.card_total_bytes;
-    sample.device_used_bytes = memory.card_used_bytes;
-    return sample;
+  const auto allocator = queries.allocator_bytes(device_index);
+  sample.current_bytes = allocator.allocated;
+  sample.peak_bytes = allocator.allocated_peak;
+  std::optional<cuda_backend::CardBytes> card;
+  {
+    // Without it a rank on device 3 would report device 0's card, and open a context
+    // there that takes memory from whichever rank runs on device 0.
+    const auto on_device = queries.make_current(device_index);
+    card = queries.current_card_bytes();
   }
+  if (card) {
+    sample.total_bytes = card->total;
+    sample.device_used_bytes = card->total - card->free;
+  }
+  return sample;
+}
+
+MemorySample sample_memory(const DeviceChoice& device) {
+  if (device.is_cuda) return sample_gpu_memory(cuda_backend::memory_queries(), device.device.index());
+  MemorySample sample;
   long pages_total = 0;
   long pages_resident = 0;
   std::ifstream statm("/proc/self/statm");

@@ -1,7 +1,7 @@
 #pragma once
 // What a rank reads off its device: the memory it uses (from the CUDA caching allocator
 // on a GPU, the process's resident set on CPU), the GPU's name and compute capability.
-// CUDA itself is behind model/cuda_backend.hpp.
+// CUDA itself is behind model/cuda_backend.hpp; the device a query runs on is set here.
 #include <cstdint>
 #include <string>
 
@@ -21,6 +21,15 @@ struct MemorySample {
 };
 
 MemorySample sample_memory(const DeviceChoice& device);
+
+namespace cuda_backend {
+class MemoryQueries;
+}
+// A GPU's sample, from `queries` (cuda_backend::memory_queries() in a run). The driver
+// answers for the calling thread's current device, and the thread that samples (the
+// pipeline's post-processing one) never chose one: the query runs with `device_index`
+// made current, and the thread's own current device is given back afterwards.
+MemorySample sample_gpu_memory(cuda_backend::MemoryQueries& queries, c10::DeviceIndex device_index);
 // The GPU's marketing name ("NVIDIA H200"); empty on CPU.
 std::string device_product_name(const DeviceChoice& device);
 // The GPU's compute capability as major * 10 + minor (90 for an H100/H200); 0 on CPU.

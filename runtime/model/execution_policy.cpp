@@ -64,6 +64,20 @@ bool reduced_precision_autocast(const PrecisionChoice& choice, const ExecutionRe
   return facts.torch_major >= 2 && choice.precision == Precision::kBf16;
 }
 
+// jit_executor=auto: the simple executor (the graph optimiser off: no profiling runs, no
+// fusers) on CPUs and GPUs alike. On a CPU the profiling executor's first calls run an
+// instrumented graph, again for each new batch shape (the one-tile check, a short last
+// batch): Faster R-CNN's first batch of 16 ran 0.62 tiles/s so and 0.79 without, and
+// steady batches were no faster with it (docs/benchmarks.md). On a GPU the profiling
+// executor hands the graph to LibTorch's TensorExpr fuser, which has failed on scripted
+// torchvision RetinaNet, and it bought nothing where it ran: on an H200 RetinaNet,
+// Faster R-CNN and DeepForest's RetinaNet ran within ±5 % of the simple executor's rate
+// either way round, with the same boxes (docs/benchmarks.md, bench/gpu-check); cuDNN and
+// cuBLAS do the heavy kernels under both.
+JitExecutor resolve_jit_executor(JitExecutor asked) {
+  return asked == JitExecutor::kAuto ? JitExecutor::kSimple : asked;
+}
+
 ExecutionPlan plan_for(const PrecisionChoice& choice, const ExecutionRequest& request, const ExecutionFacts& facts,
                        bool cudnn_benchmark) {
   ExecutionPlan plan;
@@ -102,6 +116,8 @@ ExecutionPlan plan_for(const PrecisionChoice& choice, const ExecutionRequest& re
   // nothing for ResNet-50 and its trial workspaces took the peak allocation from 3.5 to
   // 18 GiB (docs/benchmarks.md).
   plan.cudnn_benchmark = facts.is_cuda && cudnn_benchmark;
+  plan.jit_executor = resolve_jit_executor(request.jit_executor);
+  plan.jit_executor_asked = request.jit_executor != JitExecutor::kAuto;
   // A CPU is as fast on a few tiles at a time as on the whole batch, but a pass's
   // activations grow with its tiles: a batch of 16 tiles of 1024 px through Faster R-CNN
   // in bf16 took 15.7-16.6 s as one pass or as passes of 4, peaking at 5.3 GiB against

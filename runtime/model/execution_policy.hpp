@@ -1,7 +1,7 @@
 #pragma once
 // How a model runs on a device: the precision (what precision=auto becomes, and whether a
-// precision asked for is refused), autocast or a cast model, the memory layout and the
-// graph optimisation. A policy on facts only, decided once by the run plan and carried
+// precision asked for is refused), autocast or a cast model, the memory layout, the
+// graph optimisation and the TorchScript executor. A policy on facts only, decided once by the run plan and carried
 // out by TileModel; each benchmark finding changes a row here, not the model loader.
 // No LibTorch: the table of cases is tested as data (tests/runtime/model).
 #include <string>
@@ -22,8 +22,9 @@ struct ExecutionFacts {
 };
 
 // What the user asked for (precision=, force_precision=, channels_last=), the batch the
-// model will be given (batch_size=, the model's tile_size=, cpu_forward_tiles=), and
-// whether oneDNN Graph may fuse it (onednn_fusion=) for the task it serves (task=).
+// model will be given (batch_size=, the model's tile_size=, cpu_forward_tiles=),
+// whether oneDNN Graph may fuse it (onednn_fusion=) for the task it serves (task=), and
+// the TorchScript executor (jit_executor=).
 struct ExecutionRequest {
   Precision precision = Precision::kAuto;
   bool force_precision = false;
@@ -33,6 +34,7 @@ struct ExecutionRequest {
   int cpu_forward_tiles = 0;    // 0: chosen from the tile size (forward_tiles_per_pass)
   bool onednn_fusion = false;   // onednn_fusion=: off by default
   Task task = Task::kClassify;  // detectors are never fused: LibTorch 2.7's fuser fails on them
+  JitExecutor jit_executor = JitExecutor::kAuto;
 };
 
 enum class GraphOptimisation {
@@ -55,6 +57,11 @@ struct ExecutionPlan {
   // CPU only: oneDNN Graph (LLGA) fuses the frozen graph's convolutions with what follows
   // them; the model then runs under the profiling executor, which the fuser needs.
   bool onednn_fusion = false;
+  // The executor of the model's unfused passes, never kAuto. A pass under oneDNN Graph's
+  // fuser runs under the profiling executor whatever this says: the fuser is one of its
+  // passes.
+  JitExecutor jit_executor = JitExecutor::kSimple;
+  bool jit_executor_asked = false;    // jit_executor= named it (not auto): the banner names it
   std::vector<std::string> warnings;  // the user should know (a slow precision forced)
 };
 

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -136,6 +137,21 @@ std::optional<std::int64_t> first_layer_bands(const torch::jit::Module& module) 
   return std::nullopt;
 }
 
+// The banner's words for an executor jit_executor= named.
+std::string_view executor_words(JitExecutor executor) {
+  switch (executor) {
+    case JitExecutor::kSimple:
+      return "simple executor";
+    case JitExecutor::kProfiling:
+      return "profiling executor";
+    case JitExecutor::kProfilingNoFuser:
+      return "profiling executor without TensorExpr fusion";
+    case JitExecutor::kAuto:  // resolved by the policy, never in a plan
+      break;
+  }
+  return name_of(executor);
+}
+
 std::string band_count_mismatch(const ModelOptions& options, int channels, std::int64_t takes) {
   if (!options.card_bands.empty() && static_cast<int>(options.card_bands.size()) == channels) {
     return fmt::format(
@@ -213,6 +229,7 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   forward_tiles_ = plan.forward_tiles;
   // The plan gives the fuser to CPU graphs only; registering it is this LibTorch's part.
   onednn_fusion_ = plan.onednn_fusion && enable_onednn_fusion();
+  jit_executor_ = plan.jit_executor;
   warnings_ = plan.warnings;
 
   module_ = load_script(options.model, channels);
@@ -225,6 +242,12 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   if (dtype_ != torch::kFloat && !autocast_) module_.to(dtype_);
   // A process-wide switch: a rank runs one model.
   if (device.is_cuda) at::globalContext().setBenchmarkCuDNN(plan.cudnn_benchmark);
+  // Also process-wide. Set both ways under the profiling executor, so a model made after
+  // another in one process gets its own; the simple executor never reaches the fuser,
+  // and a pass under oneDNN Graph keeps LibTorch's setting as before.
+  if (jit_executor_ != JitExecutor::kSimple) {
+    torch::jit::setTensorExprFuserEnabled(jit_executor_ == JitExecutor::kProfiling);
+  }
   if (channels_last_) weights_to_channels_last(module_);
   std::string optimisation;
   if (plan.optimisation != GraphOptimisation::kNone) {
@@ -242,11 +265,12 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   }
   const auto precision = precision_name(plan);
   description_ = fmt::format(
-      "{} on {} in {}{}{}{}{}{}{}", options.model, device.name, precision,
+      "{} on {} in {}{}{}{}{}{}{}{}", options.model, device.name, precision,
       plan.why.empty() ? "" : fmt::format(" ({})", plan.why), autocast_ ? ", autocast" : "",
       channels_last_ ? ", channels-last" : "", optimisation.empty() ? "" : ", " + optimisation,
       onednn_fusion_ ? ", oneDNN Graph fusion" : "",
-      forward_tiles_ > 0 ? fmt::format(", {} tile{} a pass", forward_tiles_, forward_tiles_ == 1 ? "" : "s") : "");
+      forward_tiles_ > 0 ? fmt::format(", {} tile{} a pass", forward_tiles_, forward_tiles_ == 1 ? "" : "s") : "",
+      plan.jit_executor_asked ? fmt::format(", {}", executor_words(jit_executor_)) : "");
 
   // One dummy tile: a model that wants another shape fails here, by name, not mid-run.
   try {
@@ -268,6 +292,13 @@ torch::IValue TileModel::forward(const torch::Tensor& batch) {
 }
 
 torch::IValue TileModel::forward(std::int64_t tiles, const BatchRows& rows) {
+  auto output = forward_passes(tiles, rows);
+  if (!output_reduction_) return output;
+  const c10::InferenceMode inference;
+  return output_reduction_(output);
+}
+
+torch::IValue TileModel::forward_passes(std::int64_t tiles, const BatchRows& rows) {
   if (forward_tiles_ <= 0 || tiles <= forward_tiles_) return forward_pass(rows(0, tiles));
   std::vector<torch::IValue> outputs;
   std::vector<std::int64_t> pass_tiles;
@@ -304,13 +335,11 @@ torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {
 
 torch::IValue TileModel::run_pass(const torch::Tensor& batch) {
   c10::InferenceMode inference;
-  // The profiling executor's first calls run an instrumented graph, and each new batch
-  // shape (the one-tile check, a short last batch) costs another such call: on a CPU
-  // Faster R-CNN's first batch of 16 ran 0.62 tiles/s so and 0.79 without it, and
-  // steady batches were no faster with it (docs/benchmarks.md). oneDNN Graph's fuser is
-  // one of that executor's passes, so a fused model keeps it. The switch is per thread.
+  // The simple executor is the graph optimiser switched off, per thread, for this pass
+  // (why it is jit_executor=auto's choice: model/execution_policy.cpp). oneDNN Graph's
+  // fuser is one of the profiling executor's passes, so a fused pass keeps that executor.
   std::optional<torch::jit::GraphOptimizerEnabledGuard> plain_executor;
-  if (!device_.is_cuda() && !onednn_fusion_) plain_executor.emplace(false);
+  if (jit_executor_ == JitExecutor::kSimple && !onednn_fusion_) plain_executor.emplace(false);
   auto input = batch.to(device_, input_dtype(), /*non_blocking=*/true);
   if (channels_last_) input = input.contiguous(at::MemoryFormat::ChannelsLast);
   if (!autocast_) return module_.forward({std::move(input)});

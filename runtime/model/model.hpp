@@ -9,6 +9,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mgpr/run_choices.hpp"
@@ -64,6 +65,14 @@ class TileModel {
   // float32 batch need not exist at once (raw tiles scaled a pass at a time on a CPU).
   torch::IValue forward(std::int64_t tiles, const BatchRows& rows);
 
+  // What the task keeps of each batch's output, computed where the output is: forward()
+  // returns the reduction of the batch's output (its passes' joined), under
+  // InferenceMode, so that on a GPU only that is copied back to the host. Unset (the
+  // default): the output whole. The dummy tile's output, made before, stays whole for the
+  // task's contract check.
+  using OutputReduction = std::function<torch::IValue(const torch::IValue&)>;
+  void set_output_reduction(OutputReduction reduction) { output_reduction_ = std::move(reduction); }
+
   // The model's output for the dummy tile (one zero tile), for the task's contract check.
   [[nodiscard]] const torch::IValue& dummy_output() const { return dummy_output_; }
   // The dtype forward() gives the model: fp32 under autocast, else the run's precision.
@@ -79,6 +88,7 @@ class TileModel {
 
  private:
   void prepare(const ModelOptions& options, const DeviceChoice& device, int channels, const ExecutionPlan& plan);
+  torch::IValue forward_passes(std::int64_t tiles, const BatchRows& rows);
   torch::IValue forward_pass(const torch::Tensor& tiles);
   torch::IValue run_pass(const torch::Tensor& tiles);
 
@@ -87,11 +97,13 @@ class TileModel {
   torch::ScalarType dtype_ = torch::kFloat;
   bool autocast_ = false;
   bool channels_last_ = false;
-  std::int64_t forward_tiles_ = 0;  // 0: a batch is one pass
-  bool onednn_fusion_ = false;      // CPU: under the profiling executor with oneDNN Graph's pass
+  std::int64_t forward_tiles_ = 0;                   // 0: a batch is one pass
+  bool onednn_fusion_ = false;                       // CPU: under the profiling executor with oneDNN Graph's pass
+  JitExecutor jit_executor_ = JitExecutor::kSimple;  // unfused passes' executor
   std::string description_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;
+  OutputReduction output_reduction_;
 };
 
 }  // namespace mgpr::runtime

@@ -60,6 +60,18 @@ class BatchDevice {
   // when the device or the model fails while it is started.
   virtual void submit(int slot, std::int64_t tiles, bool with_valid) = 0;
 
+  // Whether the model's forward pass holds the calling thread until the device is done
+  // with the batch: a detector's does (torchvision's filters each tile's boxes by score,
+  // which waits for the scores). Such a device's submit() queues only what does not wait
+  // (the copy to the device), and the pipeline runs forward(slot) on a thread of its own,
+  // so the thread that fills and submits slots keeps two or more batches in flight.
+  [[nodiscard]] virtual bool forward_blocks() const { return false; }
+  // For a device whose forward_blocks(): the slot's forward pass and the copy of its
+  // output back, after submit(slot) and before collect(slot). Passes of different slots
+  // may run at once, on different threads. Does not throw: a failed pass is collect()'s
+  // to throw, as a batch that failed on the device is.
+  virtual void forward(int /*slot*/) {}
+
   // Waits for the slot's output and returns it; slots are collected in the order they
   // were submitted. After it returns the slot's host input may be written again.
   // Throws when the batch failed on the device.

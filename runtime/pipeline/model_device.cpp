@@ -1,6 +1,8 @@
 #include "pipeline/model_device.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -116,11 +118,18 @@ class CpuModelDevice final : public BatchDevice {
 };
 
 // The GPU computes while the host fills the next slot: every step of submit() is queued.
+// A model whose forward pass holds the host (forward_blocks_host: a detector) has its
+// pass run by forward(), which the pipeline calls on threads of its own, each slot's on
+// a compute stream of its own: then one pass's wait is for its own batch only, and the
+// GPU runs one pass while another's host work goes on. Concurrent passes of one
+// TorchScript module are safe; TileModel's per-pass state (autocast, the executor,
+// InferenceMode) is the calling thread's, and on a GPU a batch is one pass.
 class CudaModelDevice final : public BatchDevice {
  public:
   CudaModelDevice(TileModel& model, const DeviceChoice& device, const std::optional<RawScaling>& raw)
       : model_(model),
         device_(device),
+        blocking_(forward_blocks_host(model.dummy_output())),
         buffers_(pipeline_slots(device), true),
         streams_(static_cast<std::size_t>(buffers_.size())) {
     if (raw) scaler_.emplace(*raw, device.device);
@@ -128,6 +137,7 @@ class CudaModelDevice final : public BatchDevice {
     for (auto& slot : streams_) {
       slot.copy = cuda_backend::make_copy_stream(index);
       slot.timer = cuda_backend::make_stream_timer(index);
+      if (blocking_) slot.compute = cuda_backend::make_compute_stream(index);
     }
   }
 
@@ -138,9 +148,53 @@ class CudaModelDevice final : public BatchDevice {
   void submit(int slot, std::int64_t tiles, bool with_valid) override {
     const auto [input, host_valid] = buffers_.rows(slot, tiles, with_valid);
     auto& state = streams_[static_cast<std::size_t>(slot)];
-    auto on_device = state.copy->start(input);
+    state.on_device = state.copy->start(input);
+    if (host_valid.defined()) state.valid = state.copy->start(host_valid);
+    // A blocking pass is forward()'s, on its own thread; the copy is already under way.
+    if (!blocking_) run_pass(state);
+  }
+
+  [[nodiscard]] bool forward_blocks() const override { return blocking_; }
+
+  void forward(int slot) override {
+    check_slot(slot, streams_.size());
+    auto& state = streams_[static_cast<std::size_t>(slot)];
+    try {
+      const auto current = state.compute->make_current();
+      run_pass(state);
+    } catch (...) {
+      // Whatever the pass had not taken yet goes with it.
+      state.on_device = torch::Tensor();
+      state.valid = torch::Tensor();
+      state.error = std::current_exception();
+    }
+  }
+
+  CollectedBatch collect(int slot) override {
+    check_slot(slot, streams_.size());
+    auto& state = streams_[static_cast<std::size_t>(slot)];
+    if (state.error) std::rethrow_exception(std::exchange(state.error, nullptr));
+    const double device_s = state.timer->seconds();  // waits for the end event
+    return {std::exchange(state.output, torch::IValue()), device_s};
+  }
+
+  MemorySample sample_memory() override { return runtime::sample_memory(device_); }
+
+ private:
+  struct SlotStreams {
+    std::unique_ptr<cuda_backend::CopyStream> copy;
+    std::unique_ptr<cuda_backend::StreamTimer> timer;
+    std::unique_ptr<cuda_backend::ComputeStream> compute;  // blocking passes only
+    torch::Tensor on_device;                               // the batch as copied, until its pass is queued
     torch::Tensor valid;
-    if (host_valid.defined()) valid = state.copy->start(host_valid);
+    torch::IValue output;      // on the host once the end event has passed
+    std::exception_ptr error;  // a blocking pass's failure, for collect()
+  };
+
+  // The slot's pass on the calling thread's current stream (the compute stream).
+  void run_pass(SlotStreams& state) {
+    auto on_device = std::exchange(state.on_device, torch::Tensor());
+    auto valid = std::exchange(state.valid, torch::Tensor());
     // The compute stream waits for this slot's copies (the event follows the last).
     state.copy->hand_over(on_device);
     if (valid.defined()) state.copy->hand_over(valid);
@@ -155,23 +209,9 @@ class CudaModelDevice final : public BatchDevice {
     state.timer->record_end();
   }
 
-  CollectedBatch collect(int slot) override {
-    check_slot(slot, streams_.size());
-    auto& state = streams_[static_cast<std::size_t>(slot)];
-    const double device_s = state.timer->seconds();  // waits for the end event
-    return {std::exchange(state.output, torch::IValue()), device_s};
-  }
-
-  MemorySample sample_memory() override { return runtime::sample_memory(device_); }
-
- private:
-  struct SlotStreams {
-    std::unique_ptr<cuda_backend::CopyStream> copy;
-    std::unique_ptr<cuda_backend::StreamTimer> timer;
-    torch::IValue output;  // on the host once the end event has passed
-  };
   TileModel& model_;
   DeviceChoice device_;
+  bool blocking_;
   std::optional<RawScaler> scaler_;  // on the GPU
   HostBuffers buffers_;
   std::vector<SlotStreams> streams_;
@@ -180,6 +220,21 @@ class CudaModelDevice final : public BatchDevice {
 }  // namespace
 
 int pipeline_slots(const DeviceChoice& device) { return device.is_cuda ? 3 : 2; }
+
+bool forward_blocks_host(const torch::IValue& output) {
+  if (output.isTuple()) {
+    const auto& items = output.toTupleRef().elements();
+    return std::any_of(items.begin(), items.end(), [](const torch::IValue& item) { return forward_blocks_host(item); });
+  }
+  if (!output.isList()) return false;
+  const auto list = output.toList();
+  if (list.elementType()->kind() == c10::TypeKind::DictType) return true;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const torch::IValue item = list.get(i);
+    if (item.isGenericDict() || forward_blocks_host(item)) return true;
+  }
+  return false;
+}
 
 std::unique_ptr<BatchDevice> make_model_device(TileModel& model, const DeviceChoice& device,
                                                const std::optional<RawScaling>& raw) {

@@ -5,7 +5,9 @@
 // its own, the compute stream waits for that copy, runs the model, and copies the output
 // back into page-locked memory; an event after the copy back tells collect() the output
 // is on the host. So two batches are queued on the GPU while the host fills the third,
-// and the next forward pass is queued before the previous output is read.
+// and the next forward pass is queued before the previous output is read. A detector's
+// forward pass holds the host until its boxes are filtered: its passes run on threads of
+// their own, each slot's on a compute stream of its own, two at once.
 #include <memory>
 #include <optional>
 
@@ -17,6 +19,13 @@ namespace mgpr::runtime {
 
 // The pipeline's batch slots on `device` (BatchDevice::slots()): 3 on a GPU, 2 on a CPU.
 int pipeline_slots(const DeviceChoice& device);
+
+// Whether a model whose output is like `output` (its output for the one-tile check)
+// holds the host during its forward pass on a GPU: a list of per-tile dicts (a
+// torchvision detector's, alone or in its scripted (losses, detections) tuple), since
+// such a pass filters each tile's boxes by score and so waits for the scores. Its passes
+// then run on threads of their own (BatchDevice::forward_blocks).
+bool forward_blocks_host(const torch::IValue& output);
 
 // `model` must outlive the device returned. `raw`: set when tiles come raw
 // (TileSource::raw_scaling): they are scaled on the device before the model.

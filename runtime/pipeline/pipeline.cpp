@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <exception>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "pipeline/batch_slots.hpp"
 #include "pipeline/model_device.hpp"
@@ -42,18 +48,102 @@ class MemorySampler {
   double sum_ = 0;
 };
 
+// A blocking device's forward passes (BatchDevice::forward_blocks), each on one of a few
+// threads of their own, started in the order submitted. A detector's pass holds its
+// thread until the device is done; on the thread that submits it would keep one batch in
+// flight and leave the device idle during the pass's own host work. With one thread
+// fewer than the slots, two passes run at once while the host fills the last slot, so
+// one pass's host work overlaps the other's device work, and the device memory holds at
+// most that many batches' activations.
+class ForwardThreads {
+ public:
+  ForwardThreads(BatchDevice& device, int threads)
+      : device_(device), passes_(static_cast<std::size_t>(device.slots())) {
+    threads_.reserve(static_cast<std::size_t>(threads));
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~ForwardThreads() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    threads_.clear();  // joined here, while the queue and the passes they use still exist
+  }
+  ForwardThreads(const ForwardThreads&) = delete;
+  ForwardThreads& operator=(const ForwardThreads&) = delete;
+
+  // Queues the pass of `slot`, submitted to the device just before.
+  void start(int slot) {
+    {
+      const std::lock_guard lock(mutex_);
+      passes_.at(static_cast<std::size_t>(slot)) = Pass{};
+      queue_.push_back(slot);
+    }
+    changed_.notify_all();
+  }
+
+  // Waits until the pass of `slot` has returned; rethrows what escaped it (the device's
+  // forward() reports its failures through collect(), so only a breach of that).
+  void wait(int slot) {
+    std::unique_lock lock(mutex_);
+    auto& pass = passes_.at(static_cast<std::size_t>(slot));
+    changed_.wait(lock, [&] { return pass.done; });
+    if (pass.error) std::rethrow_exception(std::exchange(pass.error, nullptr));
+  }
+
+ private:
+  struct Pass {
+    bool done = false;
+    std::exception_ptr error;
+  };
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      // Every pass started is waited for before the pipeline ends, so a stop finds the
+      // queue empty; were it not, nobody would wait for the passes left in it.
+      if (stopping_) return;
+      const int slot = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        device_.forward(slot);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      auto& pass = passes_[static_cast<std::size_t>(slot)];
+      pass.error = error;
+      pass.done = true;
+      changed_.notify_all();
+    }
+  }
+
+  BatchDevice& device_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<int> queue_;     // slots submitted whose pass has not started, oldest first
+  std::vector<Pass> passes_;  // by slot
+  bool stopping_ = false;
+  std::vector<std::jthread> threads_;  // last: joined before the members above go away
+};
+
 // The post-processing stage: collects each submitted slot's output, in order, hands it
 // to the consumer and frees the slot. When the filling stage fails, what it submitted
 // before is still consumed: those results are computed. When this stage fails (the
 // device, the consumer) it still collects what is in flight, since the device must be
 // done with a slot before it is freed, but consumes nothing more.
-void post_process(BatchDevice& device, BatchSlots& queues, BatchConsumer& consumer, const PipelineOptions& options,
-                  Clock::time_point started) {
+void post_process(BatchDevice& device, ForwardThreads* forwards, BatchSlots& queues, BatchConsumer& consumer,
+                  const PipelineOptions& options, Clock::time_point started) {
   MemorySampler memory(device);
   bool consuming = true;
   while (const auto slot = queues.next_submitted()) {
     const auto& tiles = queues.tiles(*slot);
     try {
+      if (forwards != nullptr) forwards->wait(*slot);
       auto batch = device.collect(*slot);
       if (consuming) {
         consumer.consume(tiles, batch.output);
@@ -94,16 +184,21 @@ PipelineRun run_batches(const TileReading& reading, BatchDevice& device, BatchCo
                         const PipelineOptions& options) {
   if (options.batch_size < 1) throw std::invalid_argument("batch_size must be at least 1");
   const auto started = Clock::now();
+  // Before the slots and the post-processing thread: it outlives every wait for a pass.
+  std::optional<ForwardThreads> forwards;
+  if (device.forward_blocks()) forwards.emplace(device, std::max(1, device.slots() - 1));
+  ForwardThreads* const passes = forwards ? &*forwards : nullptr;
   BatchSlots slots(device, options.batch_size);
   PipelineRun run;
   {
-    std::jthread post([&] { post_process(device, slots, consumer, options, started); });
+    std::jthread post([&] { post_process(device, passes, slots, consumer, options, started); });
     // Declared after the post-processing thread, so its readers are stopped and joined
     // before that thread is: no reader is still copying into a slot when this returns.
     ReaderPool readers(reading.source, reading.workers, reading.feed, reading.queue, &slots);
     double waited = 0;  // for the readers, since the last batch was submitted
     const auto submit = [&](int slot) {
       device.submit(slot, static_cast<std::int64_t>(slots.tiles(slot).size()), slots.any_invalid(slot));
+      if (passes != nullptr) passes->start(slot);
       slots.submitted(slot);
       slots.update([&](PipelineStats& stats) { stats.data_wait_s += waited; });
       waited = 0;

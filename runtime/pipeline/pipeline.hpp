@@ -6,7 +6,9 @@
 // filled; a post-processing thread collects each slot's output in submission order and
 // hands it to the consumer (the task: parsing, journal, results), then frees the slot.
 // On a GPU two batches are queued on the device while the third is filled, so the device
-// never waits for the host between batches.
+// never waits for the host between batches. A device whose forward pass holds the host (a
+// detector on a GPU: BatchDevice::forward_blocks) has its passes run on two threads of
+// their own, so it too holds two batches while the third is filled.
 #include <torch/script.h>
 
 #include <cstddef>

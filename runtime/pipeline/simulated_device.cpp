@@ -76,6 +76,7 @@ struct SimulatedDevice::State {
     std::int64_t tiles = 0;
     double fingerprint = 0;
     bool in_flight = false;
+    bool awaiting_forward = false;  // submitted to a blocking device, forward() not yet called
     bool copied = false;
     bool done = false;
     bool failed = false;
@@ -155,7 +156,15 @@ struct SimulatedDevice::State {
     slot.busy_s = busy;
     slot.done = true;
     checks.busy_s += busy;
+    --on_device;
     changed.notify_all();
+  }
+
+  // Under the lock: the batch's compute and copy back queued after its copy.
+  void queue_compute(int index) {
+    ++on_device;
+    checks.most_on_device = std::max(checks.most_on_device, on_device);
+    compute_engine.queue([this, index] { compute(index); });
   }
 
   SimulatedDeviceOptions options;
@@ -165,7 +174,9 @@ struct SimulatedDevice::State {
   std::deque<int> in_flight;  // submission order
   std::mt19937 random;
   std::int64_t submitted = 0;
-  bool closing = false;  // set when the device goes away: work waiting for a copy gives up
+  int on_device = 0;         // batches queued on the compute engine and not done
+  int forwards_running = 0;  // blocking forward() calls running now
+  bool closing = false;      // set when the device goes away: work waiting for a copy gives up
   SimulatedDeviceChecks checks;
   // Last: their threads stop, and finish the item they run, before the slots go away.
   InOrderEngine compute_engine;
@@ -220,9 +231,33 @@ void SimulatedDevice::submit(int slot, std::int64_t tiles, bool /*with_valid*/) 
     state_->in_flight.push_back(slot);
     state_->checks.batches = state_->submitted;
     state_->checks.most_in_flight = std::max(state_->checks.most_in_flight, static_cast<int>(state_->in_flight.size()));
+    // In the lock, so the copy engine sees the batch in the order submitted.
+    state_->copy_engine.queue([this, slot] { state_->copy(slot); });
+    // A blocking device's compute is queued by forward(), as a detector's pass launches
+    // its own kernels.
+    state.awaiting_forward = state_->options.blocking_forward;
+    if (!state.awaiting_forward) state_->queue_compute(slot);
   }
-  state_->copy_engine.queue([this, slot] { state_->copy(slot); });
-  state_->compute_engine.queue([this, slot] { state_->compute(slot); });
+}
+
+bool SimulatedDevice::forward_blocks() const { return state_->options.blocking_forward; }
+
+void SimulatedDevice::forward(int slot) {
+  std::unique_lock lock(state_->mutex);
+  auto& state = state_->slot_at(slot);
+  if (!state.in_flight || !state.awaiting_forward) {
+    ++state_->checks.forward_not_submitted;
+    return;
+  }
+  state.awaiting_forward = false;
+  state_->checks.most_forwards_at_once = std::max(state_->checks.most_forwards_at_once, ++state_->forwards_running);
+  lock.unlock();
+  state_->spend(state_->options.forward_host_s);
+  lock.lock();
+  state_->queue_compute(slot);
+  // The pass holds its thread until the device is done with the batch.
+  state_->changed.wait(lock, [&] { return state.done || state_->closing; });
+  --state_->forwards_running;
 }
 
 CollectedBatch SimulatedDevice::collect(int slot) {

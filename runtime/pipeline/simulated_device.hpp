@@ -26,6 +26,14 @@ struct SimulatedDeviceOptions {
   // computes each tile's output from that copy. Off: the latencies alone, for benchmarks
   // at full tile sizes, and the output is zeros.
   bool read_inputs = true;
+  // A detector-shaped device (BatchDevice::forward_blocks): submit() queues only the copy,
+  // and forward() holds its calling thread for the batch, as a detector's forward pass
+  // holds the host until it has the scores to filter its boxes by. It spends
+  // forward_host_s on that thread first (the pass's own host work: the interpreter, the
+  // launches, the host's share of the post-processing), then queues the compute and the
+  // copy back and waits for both.
+  bool blocking_forward = false;
+  double forward_host_s = 0.0;
 };
 
 // What the device saw the pipeline do wrong (all zero for a correct one), and how busy
@@ -36,9 +44,14 @@ struct SimulatedDeviceChecks {
   std::int64_t submitted_in_flight = 0;        // submit() of a slot submitted and not collected
   std::int64_t collected_out_of_order = 0;     // collect() of a slot other than the oldest in flight
   std::int64_t collected_not_submitted = 0;    // collect() of a slot not in flight
+  std::int64_t forward_not_submitted = 0;      // forward() of a slot not submitted, or not blocking, or twice
   int most_in_flight = 0;                      // batches submitted and not collected, at most
   std::int64_t batches = 0;                    // submitted
   double busy_s = 0;                           // compute and copy back, summed over batches
+  // Batches queued on the compute engine or computing there, at most: what a GPU holds
+  // at once. A blocking forward run on the submitting thread never gets past 1.
+  int most_on_device = 0;
+  int most_forwards_at_once = 0;  // blocking forward() calls running at once, at most
 };
 
 class SimulatedDevice final : public BatchDevice {
@@ -52,6 +65,8 @@ class SimulatedDevice final : public BatchDevice {
   torch::Tensor host_input(int slot, const BatchShape& shape) override;
   torch::Tensor host_valid(int slot, const BatchShape& shape) override;
   void submit(int slot, std::int64_t tiles, bool with_valid) override;
+  [[nodiscard]] bool forward_blocks() const override;
+  void forward(int slot) override;
   // Each tile's output is a row of [tiles, 2] floats: the sum of the tile's values (as
   // copied to the device, raw ones unscaled) and its first value.
   CollectedBatch collect(int slot) override;

@@ -10,7 +10,7 @@
 namespace mgpr::runtime {
 
 std::unique_ptr<TileSource> make_tile_source(const SourceOptions& options) {
-  if (options.fake) return make_fake_source(*options.fake, options.tile_size);
+  if (options.fake) return make_fake_source(*options.fake, options.tile_size, options.raw_samples);
 #ifdef MGPR_HAVE_GDAL
   return make_raster_source(options);
 #else

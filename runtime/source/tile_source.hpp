@@ -16,10 +16,21 @@
 
 namespace mgpr::runtime {
 
+// The type of raw samples: the rasters' own, as read.
+enum class RawSample { kUInt8, kUInt16, kInt16 };
+
 // The original project's fake data: `count` generated tiles, `delay_s` seconds each.
 struct FakeDataOptions {
-  int count = 100;
-  double delay_s = 0.0;
+  // A constructor rather than an aggregate, so `{count, delay}` leaves `sample` unset
+  // without a missing-initializer warning at every caller.
+  FakeDataOptions(int tiles = 100, double seconds_each = 0.0, std::optional<RawSample> type = std::nullopt)
+      : count(tiles), delay_s(seconds_each), sample(type) {}
+  int count;
+  double delay_s;
+  // Unset: float32 tiles. kUInt8 or kUInt16: the same pattern as the type's integers,
+  // handed on raw as a Byte or UInt16 raster's are (SourceOptions::raw_samples), so fake
+  // runs exercise the raw batches too (source/fake_source.hpp).
+  std::optional<RawSample> sample;
 };
 
 // The model's ground resolution and what is done with rasters whose own differs.
@@ -54,9 +65,6 @@ struct SourceOptions {
   // pipeline/raw_scaler.hpp).
   bool raw_samples = false;
 };
-
-// The type of raw samples: the rasters' own, as read.
-enum class RawSample { kUInt8, kUInt16, kInt16 };
 
 constexpr std::size_t raw_sample_size(RawSample sample) { return sample == RawSample::kUInt8 ? 1 : 2; }
 

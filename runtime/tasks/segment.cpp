@@ -1,10 +1,14 @@
 // task=segment: [B, C, H, W] → a class per pixel. Each rank writes the core of every
 // tile it processed as a GeoTIFF piece (segment_layout.hpp's rule decides which tile
-// owns a pixel), and rank 0 ties the pieces into one VRT per raster.
+// owns a pixel), and rank 0 ties the pieces into one VRT per raster. On a GPU the scores
+// are reduced to the class (and its probability) there, and only those come back.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <span>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "mgpr/error.hpp"
 #include "resume/stop_request.hpp"
@@ -16,6 +20,39 @@
 #endif
 
 namespace mgpr::runtime {
+namespace {
+
+struct PixelResults {
+  torch::Tensor classes;        // uint8 [B, H, W]
+  torch::Tensor probabilities;  // float32 [B, H, W]
+};
+
+// In fp32 whatever the model's precision, on whichever device the scores are: the host
+// runs the operations it always ran, so its pieces keep their bytes.
+PixelResults classes_and_probabilities(const torch::Tensor& output) {
+  const auto scores = output.to(torch::kFloat);
+  torch::Tensor classes;
+  torch::Tensor probabilities;
+  if (scores.size(1) == 1) {
+    // One logit: class 1 where it is positive, its probability the sigmoid's side.
+    const auto logit = scores.select(1, 0);
+    classes = (logit > 0).to(torch::kLong);
+    const auto p = torch::sigmoid(logit);
+    probabilities = torch::where(logit > 0, p, 1 - p);
+  } else {
+    std::tie(probabilities, classes) = torch::softmax(scores, 1).max(1);
+  }
+  return {classes.to(torch::kUInt8), std::move(probabilities)};
+}
+
+}  // namespace
+
+torch::IValue segment_pixels(const torch::Tensor& scores, bool with_probability) {
+  auto pixels = classes_and_probabilities(scores);
+  return c10::ivalue::Tuple::create(
+      std::move(pixels.classes), with_probability ? torch::IValue(std::move(pixels.probabilities)) : torch::IValue());
+}
+
 #ifdef MGPR_HAVE_GDAL
 namespace {
 
@@ -42,26 +79,37 @@ class SegmentOutput final : public TaskOutput {
     }
   }
 
+  // A score tensor crosses from a GPU at 4 bytes a class a pixel, against 1 for the
+  // class and 4 for its probability (written only with segment_probability): reduced
+  // there, a batch of 16 tiles of 1024 px with 10 classes brings back 16 MiB (80 with
+  // the probabilities) instead of 640. On the host the scores stay whole: encode_batch
+  // reduces them on the post-processing thread, beside the next forward pass, as it
+  // always did. An output outside the contract stays whole too, for encode_batch's check
+  // to name.
+  [[nodiscard]] TileModel::OutputReduction device_reduction() const override {
+    return [with_probability = plan_.options.segment_probability](const torch::IValue& output) -> torch::IValue {
+      if (!output.isTensor()) return output;
+      const auto& scores = output.toTensor();
+      if (scores.is_cpu() || scores.dim() != 4 || scores.size(1) > kNoClass) return output;
+      return segment_pixels(scores, with_probability);
+    };
+  }
+
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
     const auto batch = static_cast<std::int64_t>(tiles.size());
-    check_output(output, batch, tiles.front().height);
-    const auto scores = output.toTensor().to(torch::kCPU, torch::kFloat);
-    torch::Tensor classes;
-    torch::Tensor probabilities;
-    if (scores.size(1) == 1) {
-      // One logit: class 1 where it is positive, its probability the sigmoid's side.
-      const auto logit = scores.select(1, 0);
-      classes = (logit > 0).to(torch::kLong);
-      const auto p = torch::sigmoid(logit);
-      probabilities = torch::where(logit > 0, p, 1 - p);
+    PixelResults pixels;
+    if (output.isTuple()) {
+      pixels = reduced_on_device(output, batch, tiles.front().height);
     } else {
-      std::tie(probabilities, classes) = torch::softmax(scores, 1).max(1);
+      check_output(output, batch, tiles.front().height);
+      pixels = classes_and_probabilities(output.toTensor().to(torch::kCPU));
     }
-    classes = classes.to(torch::kUInt8).contiguous();
-    probabilities = probabilities.contiguous();
+    const auto classes = pixels.classes.contiguous();
+    const auto probabilities = pixels.probabilities.defined() ? pixels.probabilities.contiguous() : torch::Tensor();
     std::vector<std::string> encoded;
     for (std::int64_t i = 0; i < batch; ++i) {
-      write_pieces(tiles[static_cast<std::size_t>(i)], classes[i], probabilities[i]);
+      write_pieces(tiles[static_cast<std::size_t>(i)], classes[i],
+                   probabilities.defined() ? probabilities[i] : torch::Tensor());
       encoded.emplace_back("piece");
     }
     return encoded;
@@ -158,13 +206,34 @@ class SegmentOutput final : public TaskOutput {
     return piece;
   }
 
+  // device_reduction's tuple, on the host now: the batch's classes and, when written,
+  // their probabilities.
+  PixelResults reduced_on_device(const torch::IValue& output, std::int64_t batch, int tile_size) const {
+    const auto& parts = output.toTupleRef().elements();
+    const std::vector<std::int64_t> shape{batch, tile_size, tile_size};
+    const auto fits = [&](const torch::IValue& part, torch::ScalarType dtype) {
+      return part.isTensor() && part.toTensor().scalar_type() == dtype && part.toTensor().is_cpu() &&
+             part.toTensor().sizes() == shape;
+    };
+    const bool with_probability = plan_.options.segment_probability;
+    if (parts.size() != 2 || !fits(parts[0], torch::kUInt8) || (with_probability && !fits(parts[1], torch::kFloat))) {
+      // A model whose scores change shape after the one-tile check.
+      throw UsageError(fmt::format(
+          "model '{}' returned scores that reduce to {} for a batch of {} tiles of {}x{} px; task=segment needs a "
+          "[B, C, H, W] tensor of class scores at the tile's own size; see docs/models.md",
+          plan_.options.model, describe_output(output), batch, tile_size, tile_size));
+    }
+    return {parts[0].toTensor(), with_probability ? parts[1].toTensor() : torch::Tensor()};
+  }
+
+  // `probabilities` may be undefined without segment_probability.
   void write_pieces(const TileData& tile, const torch::Tensor& classes, const torch::Tensor& probabilities) {
     const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.tile.id.image));
     const auto core = tile_core(tile.tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
     const int dx = core.x - tile.tile.window.x;
     const int dy = core.y - tile.tile.window.y;
     const auto* class_data = classes.data_ptr<std::uint8_t>();
-    const auto* probability_data = probabilities.data_ptr<float>();
+    const float* probability_data = probabilities.defined() ? probabilities.data_ptr<float>() : nullptr;
     std::vector<std::uint8_t> core_classes(static_cast<std::size_t>(core.width) * core.height);
     std::vector<float> core_probabilities(plan_.options.segment_probability ? core_classes.size() : 0);
     for (int y = 0; y < core.height; ++y) {

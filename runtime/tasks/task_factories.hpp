@@ -11,6 +11,12 @@ std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan);
 std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan);
 std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan);
 
+// task=segment's reduction of [B, C, H, W] class scores to a class per pixel, on the
+// scores' device: a tuple of the classes (uint8 [B, H, W]) and, with `with_probability`,
+// the winning class's probability (float32 [B, H, W]; else None). C = 1 is one logit:
+// class 1 where it is above 0, its probability the sigmoid's side.
+torch::IValue segment_pixels(const torch::Tensor& scores, bool with_probability);
+
 // What a model returned, for error messages: "a tensor of shape [2, 5]", "a list of 2 GenericDict".
 std::string describe_output(const torch::IValue& output);
 // Fields of a CSV: quoted when they hold a comma, quote or newline.

@@ -38,6 +38,11 @@ class TaskOutput : public BatchConsumer {
   // model's output for a dummy tile before any rank starts.
   virtual void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const = 0;
 
+  // What of each batch's output the task needs, to be computed on the model's device
+  // before the copy to the host (TileModel::set_output_reduction), so that only that
+  // crosses; encode_batch then receives it. Empty (the default): the output whole.
+  [[nodiscard]] virtual TileModel::OutputReduction device_reduction() const { return {}; }
+
   // Rank 0, once `all` holds every tile's result: writes the final files under
   // temporary names renamed when complete, and returns them.
   // Rasters in `failed` have no (or not all) results: they get no per-raster files, and

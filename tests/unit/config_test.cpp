@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "mgpr/error.hpp"
+#include "mgpr/run_choices.hpp"
 #include "support/error_of.hpp"
 #include "support/temp_dir.hpp"
 
@@ -133,6 +134,29 @@ TEST(Config, BadValuesNameKeyAndExpectation) {
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "bands=0"); }).find("numbered from 1"), std::string::npos);
   EXPECT_NE(error_of([&] { mgpr::apply_override(config, "tile_size"); }).find("expected key=value"), std::string::npos);
   EXPECT_EQ(config, mgpr::RunConfig{}) << "a rejected override must not change the config";
+}
+
+// jit_executor= takes the executor's names; a wrong one is refused naming the key, the
+// values it takes and what was given, and leaves the config as it was.
+TEST(Config, JitExecutorTakesItsNamesAndRefusesOthers) {
+  mgpr::RunConfig config;
+  EXPECT_EQ(config.jit_executor, "auto");
+  for (const char* name : {"simple", "profiling", "profiling_no_fuser", "auto"}) {
+    mgpr::apply_override(config, std::string("jit_executor=") + name);
+    EXPECT_EQ(config.jit_executor, name);
+    EXPECT_EQ(mgpr::name_of(mgpr::parse_jit_executor(name)), name);
+  }
+  const auto message = error_of([&] { mgpr::apply_override(config, "jit_executor=nvfuser"); });
+  EXPECT_NE(message.find("jit_executor must be one of auto, simple, profiling, profiling_no_fuser, got 'nvfuser'"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(config, mgpr::RunConfig{}) << "a rejected override must not change the config";
+  mgpr::apply_toml_text(config, "jit_executor = 'profiling'\n", "config.toml");
+  EXPECT_EQ(config.jit_executor, "profiling");
+  EXPECT_NE(error_of([] {
+              (void)mgpr::parse_jit_executor("fast");
+            }).find("jit_executor=fast is not one of auto, simple, profiling, profiling_no_fuser"),
+            std::string::npos);
 }
 
 TEST(Config, TomlFileAndErrorsWithLineNumbers) {

@@ -32,6 +32,8 @@ struct RunConfig {
   int dummy_dataset_count = 100;
   double dummy_dataset_delay = 0.0;  // seconds per fake tile, to mimic slow storage
   int image_size = 4096;             // side of the raster mgpr-test-image writes
+  // Fake tiles' samples: float32, or uint8/uint16 travelling raw as a Byte or UInt16 raster's.
+  std::string dummy_dataset_type = "float32";
   // Tiling and sharding
   int tile_size = 1024;
   int overlap = 0;
@@ -63,6 +65,7 @@ struct RunConfig {
   bool cudnn_benchmark = false;              // GPU: cuDNN times its algorithms once (no gain measured, 5x the memory)
   int cpu_forward_tiles = 0;                 // CPU: tiles per forward pass (0: about 4 megapixels, at most 8)
   bool onednn_fusion = false;                // CPU: oneDNN Graph fuses the model (measured: no faster, more memory)
+  std::string jit_executor = "auto";         // TorchScript executor; resolved by the runtime per device
   // Results (docs/outputs.md)
   double score_threshold = 0.0;      // detect: boxes scoring below are dropped
   double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged

@@ -71,6 +71,18 @@ TEST(RunPlan, EachStageGetsItsOwnOptionsFromTheConfiguration) {
   EXPECT_FALSE(plan.execution.front().automatic);
 }
 
+// dummy_dataset_type reaches the fake source, whose integer tiles then travel raw as a
+// Byte or UInt16 raster's do (raw samples are on for every run).
+TEST(RunPlan, TheFakeDataTypeMakesFakeTilesTravelRaw) {
+  auto config = fake_cpu_run();
+  EXPECT_EQ(rt::make_run_plan(config, mgpr::RankEnvironment{}).source.fake->sample, std::nullopt);
+  config.dummy_dataset_type = "uint16";
+  const auto plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  ASSERT_TRUE(plan.source.fake.has_value());
+  EXPECT_EQ(plan.source.fake->sample, rt::RawSample::kUInt16);
+  EXPECT_TRUE(plan.source.raw_samples);
+}
+
 // The folder's name is a fingerprint of the same text as before the run plan existed, so
 // a run interrupted under an earlier mgpr resumes under this one.
 TEST(RunPlan, TheJournalFolderKeepsItsFingerprint) {

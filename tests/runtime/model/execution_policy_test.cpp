@@ -235,6 +235,54 @@ TEST(ExecutionPolicy, OneDnnFusionIsForCpuGraphsOtherThanDetectorsWhenAskedFor) 
   EXPECT_EQ(rt::plan_execution(kFp32, cpu("")).front().optimisation, GraphOptimisation::kOptimizeForInference);
 }
 
+// jit_executor=auto resolves to the simple executor on a CPU (as before the key existed)
+// and on a GPU (LibTorch 2.11's TensorExpr fuser fails on scripted RetinaNet there); a
+// value asked for is kept on any device, in the fallback plan too. oneDNN Graph fusion
+// leaves the unfused passes' executor as resolved: its own passes always profile.
+TEST(ExecutionPolicy, JitExecutorAutoIsSimpleOnEveryDeviceAndAnAskedOneIsKept) {
+  using mgpr::JitExecutor;
+  struct ExecutorRow {
+    std::string name;
+    JitExecutor asked;
+    bool onednn_fusion;
+    rt::ExecutionFacts facts;
+    JitExecutor runs;
+    bool fused;
+  };
+  const std::vector<ExecutorRow> table{
+      {"auto on an AVX2 CPU", JitExecutor::kAuto, false, cpu(""), JitExecutor::kSimple, false},
+      {"auto on an AMX CPU, bf16 and its fp32 fallback", JitExecutor::kAuto, false, cpu("amx_bf16"),
+       JitExecutor::kSimple, false},
+      {"auto under LibTorch 1.x", JitExecutor::kAuto, false, cpu("", 1), JitExecutor::kSimple, false},
+      {"auto on a GPU", JitExecutor::kAuto, false, gpu(90), JitExecutor::kSimple, false},
+      {"auto on a CPU with oneDNN Graph fusion", JitExecutor::kAuto, true, cpu(""), JitExecutor::kSimple, true},
+      {"simple asked for on a GPU", JitExecutor::kSimple, false, gpu(90), JitExecutor::kSimple, false},
+      {"profiling asked for on a GPU", JitExecutor::kProfiling, false, gpu(90), JitExecutor::kProfiling, false},
+      {"profiling without the fuser on a GPU", JitExecutor::kProfilingNoFuser, false, gpu(80),
+       JitExecutor::kProfilingNoFuser, false},
+      {"profiling asked for on a CPU", JitExecutor::kProfiling, false, cpu("avx512_bf16"), JitExecutor::kProfiling,
+       false},
+      {"profiling with oneDNN Graph fusion", JitExecutor::kProfiling, true, cpu(""), JitExecutor::kProfiling, true},
+      {"simple with oneDNN Graph fusion: fused passes still profile", JitExecutor::kSimple, true, cpu(""),
+       JitExecutor::kSimple, true},
+      {"profiling_no_fuser on a GPU ignores onednn_fusion", JitExecutor::kProfilingNoFuser, true, gpu(90),
+       JitExecutor::kProfilingNoFuser, false},
+  };
+  for (const auto& row : table) {
+    SCOPED_TRACE(row.name);
+    rt::ExecutionRequest request{Precision::kAuto, false, true, 16, 512, 0, row.onednn_fusion, mgpr::Task::kSegment};
+    request.jit_executor = row.asked;
+    for (const auto& plan : rt::plan_execution(request, row.facts)) {
+      EXPECT_EQ(plan.jit_executor, row.runs);
+      EXPECT_EQ(plan.jit_executor_asked, row.asked != JitExecutor::kAuto);
+      EXPECT_EQ(plan.onednn_fusion, row.fused);
+    }
+  }
+  // A request that does not name it, as every caller before the key: auto.
+  EXPECT_EQ(rt::ExecutionRequest{}.jit_executor, JitExecutor::kAuto);
+  EXPECT_FALSE(rt::plan_execution(kFp32, gpu(90)).front().jit_executor_asked);
+}
+
 TEST(ExecutionPolicy, CudnnBenchmarkIsAGpuSwitchOnly) {
   EXPECT_TRUE(rt::plan_execution(kFp32, gpu(90), true).front().cudnn_benchmark);
   EXPECT_FALSE(rt::plan_execution(kFp32, cpu(""), true).front().cudnn_benchmark);

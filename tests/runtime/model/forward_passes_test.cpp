@@ -122,6 +122,29 @@ TEST(ForwardPasses, TorchvisionsLossesAndDetectionsAreJoinedTileByTile) {
   }
 }
 
+// The task's reduction (task=segment's on a GPU) gets the batch's output whole, its
+// passes joined, under InferenceMode, and forward() returns what it returns; the dummy
+// tile's output, made before, stays the model's own.
+TEST(ForwardPasses, TheOutputReductionTakesTheJoinedBatchOutput) {
+  auto model = load(save_module("MeanAndPass", kMeanAndPass), 10, 4);
+  const auto dummy = model.dummy_output().toTensor().clone();
+  std::vector<std::vector<std::int64_t>> seen;
+  bool in_inference_mode = false;
+  model.set_output_reduction([&](const torch::IValue& output) -> torch::IValue {
+    seen.push_back(output.toTensor().sizes().vec());
+    in_inference_mode = c10::InferenceMode::is_enabled();
+    return output.toTensor().select(1, 0);  // the tiles' means only
+  });
+  const auto reduced = model.forward(numbered_tiles(10)).toTensor();
+  EXPECT_EQ(seen, (std::vector<std::vector<std::int64_t>>{{10, 2}})) << "once a batch, after the passes are joined";
+  EXPECT_TRUE(in_inference_mode);
+  EXPECT_TRUE(torch::equal(reduced, torch::arange(1, 11, torch::kFloat)));
+  EXPECT_TRUE(torch::equal(model.dummy_output().toTensor(), dummy));
+  model.set_output_reduction({});
+  EXPECT_EQ(model.forward(numbered_tiles(2)).toTensor().sizes(), (std::vector<std::int64_t>{2, 2}))
+      << "unset, the output is whole again";
+}
+
 TEST(ForwardPasses, AModelWhoseOutputIsNotPerTileRunsItsBatchesWhole) {
   auto model = load(save_module("WholeInput", kWholeInput), 10, 4);
   for (int batch = 0; batch < 2; ++batch) {

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
 #include "source/fake_source.hpp"
 #include "source/reader_pool.hpp"
@@ -15,15 +18,18 @@
 namespace {
 
 using mgpr::runtime::PixelWindow;
+using mgpr::runtime::RawSample;
 using mgpr::runtime::SourceOptions;
 using mgpr::runtime::Tile;
 using mgpr::runtime::TileData;
 using mgpr::runtime::TileId;
 
-SourceOptions fake(int count, int tile_size, double delay_s = 0) {
+SourceOptions fake(int count, int tile_size, double delay_s = 0, std::optional<RawSample> sample = std::nullopt,
+                   bool raw_samples = true) {
   SourceOptions options;
-  options.fake = mgpr::runtime::FakeDataOptions{count, delay_s};
+  options.fake = mgpr::runtime::FakeDataOptions{count, delay_s, sample};
   options.tile_size = tile_size;
+  options.raw_samples = raw_samples;
   return options;
 }
 
@@ -96,6 +102,108 @@ TEST(FakeSource, WorkersOverlapTheDelay) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(tiles, 8);
   EXPECT_LT(elapsed, 0.6) << "8 tiles of 0.1 s on 4 workers should take about 0.2 s, not 0.8 s";
+}
+
+// Fake tiles of an integer type travel raw as a Byte or UInt16 raster's do: the samples
+// are fake_pixel()'s integers in the type, and the scaling over the type's range gives
+// the float mode's values back.
+TEST(FakeSource, Uint8TilesTravelRawAsTheFloatPatternTimes255) {
+  constexpr int kSide = 16;
+  const auto source = mgpr::runtime::make_tile_source(fake(4, kSide, 0, RawSample::kUInt8));
+  const auto scaling = source->raw_scaling();
+  ASSERT_TRUE(scaling.has_value());
+  EXPECT_EQ(scaling->sample, RawSample::kUInt8);
+  EXPECT_EQ(scaling->gain, std::vector<float>(3, static_cast<float>(1.0 / 255.0)));
+  EXPECT_EQ(scaling->offset, std::vector<float>(3, 0.0F));
+  const auto tile = read_tile(*source, 2);
+  EXPECT_TRUE(tile.pixels.empty());
+  EXPECT_TRUE(tile.valid.empty()) << "every fake pixel is data";
+  EXPECT_EQ(tile.raw_sample, RawSample::kUInt8);
+  ASSERT_EQ(tile.bytes.size(), 3U * kSide * kSide);
+  std::size_t at = 0;
+  for (int channel = 0; channel < 3; ++channel) {
+    for (int y = 0; y < kSide; ++y) {
+      for (int x = 0; x < kSide; ++x, ++at) {
+        // The integer the float pattern is made from: fake_pixel() is it divided by 255.
+        ASSERT_EQ(static_cast<float>(tile.bytes[at]) / 255.0F, mgpr::runtime::fake_pixel(2, channel, y, x))
+            << channel << "/" << y << "/" << x;
+      }
+    }
+  }
+  EXPECT_NE(tile.bytes, read_tile(*source, 3).bytes);
+}
+
+TEST(FakeSource, Uint16TilesSpanTheTypesRangeInTheMachinesByteOrder) {
+  constexpr int kSide = 16;
+  const auto source = mgpr::runtime::make_tile_source(fake(4, kSide, 0, RawSample::kUInt16));
+  const auto scaling = source->raw_scaling();
+  ASSERT_TRUE(scaling.has_value());
+  EXPECT_EQ(scaling->sample, RawSample::kUInt16);
+  EXPECT_EQ(scaling->gain, std::vector<float>(3, static_cast<float>(1.0 / 65535.0)));
+  EXPECT_EQ(scaling->offset, std::vector<float>(3, 0.0F));
+  const auto tile = read_tile(*source, 1);
+  EXPECT_TRUE(tile.pixels.empty());
+  EXPECT_EQ(tile.raw_sample, RawSample::kUInt16);
+  ASSERT_EQ(tile.bytes.size(), 3U * kSide * kSide * 2U);
+  std::uint16_t highest = 0;
+  std::size_t at = 0;
+  for (int channel = 0; channel < 3; ++channel) {
+    for (int y = 0; y < kSide; ++y) {
+      for (int x = 0; x < kSide; ++x, at += 2) {
+        std::uint16_t sample = 0;
+        std::memcpy(&sample, tile.bytes.data() + at, sizeof sample);
+        ASSERT_EQ(sample % 257, 0) << "a fake uint16 is 257 times the pattern's 0..255";
+        ASSERT_EQ(static_cast<float>(sample) / 65535.0F, mgpr::runtime::fake_pixel(1, channel, y, x));
+        highest = std::max(highest, sample);
+      }
+    }
+  }
+  EXPECT_GT(highest, 255) << "the samples use the upper byte";
+}
+
+// Without raw_samples the readers convert the integers to float as they do a raster's,
+// which gives the float mode's tiles to the bit.
+TEST(FakeSource, IntegerTilesConvertedOnTheReadersAreTheFloatTiles) {
+  const auto as_float = mgpr::runtime::make_tile_source(fake(3, 8));
+  EXPECT_FALSE(as_float->raw_scaling().has_value());
+  for (const auto sample : {RawSample::kUInt8, RawSample::kUInt16}) {
+    const auto converted = mgpr::runtime::make_tile_source(fake(3, 8, 0, sample, false));
+    EXPECT_FALSE(converted->raw_scaling().has_value());
+    for (std::size_t index = 0; index < 3; ++index) {
+      const auto tile = read_tile(*converted, index);
+      EXPECT_TRUE(tile.bytes.empty());
+      EXPECT_EQ(tile.pixels, read_tile(*as_float, index).pixels);
+    }
+  }
+  // Float tiles stay float whether or not raw samples are allowed.
+  EXPECT_FALSE(mgpr::runtime::make_tile_source(fake(3, 8, 0, std::nullopt, true))->raw_scaling().has_value());
+}
+
+TEST(FakeSource, TheTypeIsChosenByNameAndABadOneIsRefusedWithTheChoices) {
+  EXPECT_EQ(mgpr::runtime::parse_fake_data_type("float32"), std::nullopt);
+  EXPECT_EQ(mgpr::runtime::parse_fake_data_type("uint8"), RawSample::kUInt8);
+  EXPECT_EQ(mgpr::runtime::parse_fake_data_type("uint16"), RawSample::kUInt16);
+  try {
+    (void)mgpr::runtime::parse_fake_data_type("int8");
+    FAIL() << "int8 was taken";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr("dummy_dataset_type=int8"));
+    EXPECT_THAT(error.what(), testing::HasSubstr("float32, uint8, uint16"));
+  }
+  // The configuration refuses it first, with the same choices.
+  mgpr::RunConfig config;
+  mgpr::apply_override(config, "dummy_dataset_type=uint16");
+  EXPECT_EQ(config.dummy_dataset_type, "uint16");
+  try {
+    mgpr::apply_override(config, "dummy_dataset_type=byte");
+    FAIL() << "byte was taken";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr("dummy_dataset_type"));
+    EXPECT_THAT(error.what(), testing::HasSubstr("float32, uint8, uint16"));
+    EXPECT_THAT(error.what(), testing::HasSubstr("'byte'"));
+  }
+  // Int16 is a raster type, not a fake one.
+  EXPECT_THROW((void)mgpr::runtime::make_tile_source(fake(4, 16, 0, RawSample::kInt16)), mgpr::UsageError);
 }
 
 TEST(FakeSource, BadKeysAreUsageErrors) {
