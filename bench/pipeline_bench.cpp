@@ -3,8 +3,9 @@
 // The two measures alternate --rounds times and the medians are compared: on a small,
 // shared machine one pass of each is mostly noise.
 // On a GPU (accelerator=gpu) it also reports the device's busy fraction and memory.
-// Not a test; bench/run-cpu-benchmarks and bench/run-gpu-benchmarks print its figures
+// Not a test; bench/run-cpu-benchmarks and bench/gpu-check print its figures
 // for docs/benchmarks.md.
+#include <ATen/Context.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -13,9 +14,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "app/run_plan.hpp"
+#include "detection_dump.hpp"
 #include "distributed/sharding.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/error.hpp"
@@ -76,11 +79,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> arguments;
   int repeats = 1;
   int rounds = 3;
+  std::string boxes_path;
+  bool no_tf32 = false;
   CLI::App app{"mgpr-bench-pipeline: end-to-end against model-only tiles/s on the same tiles"};
   app.add_option("arguments", arguments, "RASTER paths and key=value overrides, as for mgpr")->required();
   app.add_option("--repeats", repeats, "passes over the tiles in each measure")->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "model-only and end-to-end measures, alternated; medians reported")
       ->check(CLI::PositiveNumber);
+  app.add_option("--boxes", boxes_path, "task=detect: write the first end-to-end round's boxes, a row each, to FILE");
+  app.add_flag("--no-tf32", no_tf32,
+               "GPU: fp32 convolutions and matrix products in IEEE fp32, not TF32 (LibTorch's default on Ampere and "
+               "newer), to tell TF32's rounding from other differences against a CPU");
   CLI11_PARSE(app, argc, argv);
   try {
     auto config = mgpr::resolve_config({}, arguments);
@@ -88,6 +97,11 @@ int main(int argc, char** argv) {
     if (config.threads == 0) config.threads = 1;
     const auto plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
     const auto backend = rt::configure_backend(plan.threads);
+    if (no_tf32) {
+      at::globalContext().setAllowTF32CuDNN(false);
+      at::globalContext().setAllowTF32CuBLAS(false);
+      fmt::print("mgpr-bench-pipeline: TF32 off (cuDNN and cuBLAS in IEEE fp32)\n");
+    }
     const auto& device = plan.device;
     const auto source = rt::make_tile_source(plan.source);
     rt::TileModel model(plan.model, device, source->channels(), plan.execution);
@@ -120,9 +134,12 @@ int main(int argc, char** argv) {
       model_rates.push_back(static_cast<double>(batches * batch_size) / model_s);
 
       DiscardOutputs discard;
+      std::optional<mgpr::bench::DetectionDump> boxes;
+      if (!boxes_path.empty() && round == 1) boxes.emplace(boxes_path, plan.output.score_threshold, plan.model.model);
+      rt::BatchConsumer& consumer = boxes ? static_cast<rt::BatchConsumer&>(*boxes) : discard;
       stats = rt::run_pipeline({*source, plan.in_flight.workers, rt::make_static_feed(repeated, 0, 1),
                                 plan.in_flight.reader_queue()},
-                               model, device, discard, {batch_size, {}, source->raw_scaling()})
+                               model, device, consumer, {batch_size, {}, source->raw_scaling()})
                   .stats;
       end_to_end_rates.push_back(static_cast<double>(stats.tiles) / stats.elapsed_s);
       fmt::print(

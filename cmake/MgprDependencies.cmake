@@ -150,8 +150,8 @@ if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL AND NOT MGPR_LIBTORCH_CPU_DIR)
   endif()
 endif()
 
-# GoogleTest from its sources where no package is installed (the GPU machine, which gets
-# them carried by scripts/device-carry); else Debian's.
+# GoogleTest from its sources where asked (scripts/build-for-gpu: the GPU machine's test
+# programs must not need a libgtest.so it lacks); else Debian's.
 set(MGPR_GTEST_SOURCE_DIR "" CACHE PATH "GoogleTest sources to build with the tests instead of an installed GoogleTest")
 if(MGPR_BUILD_TESTS AND MGPR_GTEST_SOURCE_DIR)
   set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)

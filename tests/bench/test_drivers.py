@@ -1,8 +1,6 @@
 """The benchmark drivers in bench/, run against stand-ins for mgpr and multigpu_raster's
-Python (stub_programs.py), and the GPU driver's scheduler on its own."""
-import contextlib
+Python (stub_programs.py). bench/gpu-check has its own tests (test_gpu_check.py)."""
 import importlib.machinery
-import io
 import importlib.util
 import os
 import re
@@ -26,9 +24,6 @@ def load_driver(name):
     return module
 
 
-gpu = load_driver("run-gpu-benchmarks")
-
-
 def link_stub(folder: Path, *names):
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -37,112 +32,6 @@ def link_stub(folder: Path, *names):
 
 def calls(path: Path, program: str):
     return [line.split() for line in path.read_text().splitlines() if line.split()[0] == program]
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-class BudgetTest(unittest.TestCase):
-    def test_seconds_left_count_down_from_the_start(self):
-        clock = FakeClock()
-        budget = gpu.Budget(570, clock)
-        clock.now += 450.7
-        self.assertEqual(budget.left(), 119)
-        self.assertTrue(budget.allows(119))
-        self.assertFalse(budget.allows(120), "the build needs 120 s and gets skipped")
-
-    def test_every_default_stage_is_scheduled_once(self):
-        scheduled = [name for name, _, _ in gpu.SCHEDULE]
-        self.assertEqual(len(scheduled), len(set(scheduled)))
-        self.assertEqual(set(gpu.ALL_STAGES.split()), set(scheduled) | {"models"})
-        for _, need, function in gpu.SCHEDULE:
-            self.assertGreater(need, 0)
-            self.assertIn(function, gpu.STAGE_FUNCTIONS)
-        self.assertIn("export_models", gpu.STAGE_FUNCTIONS)
-
-
-class SchedulerTest(unittest.TestCase):
-    def setUp(self):
-        self.folder = tempfile.TemporaryDirectory()
-        self.enterContext(contextlib.redirect_stdout(io.StringIO()))  # the scheduler echoes its log lines
-        self.log = Path(self.folder.name, "gpu-bench.log")
-        self.log.write_text("")
-        self.clock = FakeClock()
-        self.settings = gpu.Settings()
-        self.settings.stages = "build gpu-tests unit-tests"
-        self.commands = {"build_gpu_targets": ["sh", "-c", "echo compiled; exit 3"],
-                         "gpu_tests": ["sleep", "30"],
-                         "unit_tests": ["sh", "-c", "echo '100% tests passed'"]}
-
-    def tearDown(self):
-        self.folder.cleanup()
-
-    def scheduler(self, budget_s):
-        return gpu.Scheduler(self.settings, gpu.Budget(budget_s, self.clock), self.log, self.commands.__getitem__)
-
-    def test_a_stage_runs_with_its_output_and_exit_in_the_log(self):
-        status = self.scheduler(570).stage("build", 120, "build_gpu_targets")
-        self.assertEqual(status, 3)
-        lines = self.log.read_text().splitlines()
-        self.assertRegex(lines[0], r"^## build \([0-9:]{8}, 570 s left\)$")
-        self.assertEqual(lines[1], "compiled")
-        self.assertRegex(lines[2], r"^## build: exit 3 after [0-9]+ s$")
-
-    def test_a_stage_that_does_not_fit_is_skipped_by_name(self):
-        scheduler = self.scheduler(570)
-        self.clock.now += 530
-        self.assertIsNone(scheduler.stage("build", 120, "build_gpu_targets"))
-        self.assertEqual(self.log.read_text(), "## build: skipped, 40 s of the budget left and it needs 120 s\n")
-        self.assertEqual(scheduler.stage("unit-tests", 40, "unit_tests"), 0, "one that fits still runs")
-
-    def test_a_stage_not_asked_for_leaves_no_trace(self):
-        self.assertIsNone(self.scheduler(570).stage("layouts", 60, "layouts"))
-        self.assertEqual(self.log.read_text(), "")
-
-    def test_a_stage_is_stopped_when_the_budget_ends(self):
-        scheduler = self.scheduler(1)
-        status = scheduler.stage("gpu-tests", 1, "gpu_tests")
-        self.assertEqual(status, gpu.TIMED_OUT)
-        self.assertRegex(self.log.read_text(), r"## gpu-tests: exit 124 after [0-2] s\n$")
-
-
-class GpuFiguresTest(unittest.TestCase):
-    LOG = """# torch 2.11.0 CUDA 12.8 cuDNN 91002 torchvision 0.26.0 lightning 2.5.1
-## build (10:00:01, 560 s left)
--- Configuring done (4.1s)
-[12/80] Building CXX object runtime/model/CMakeFiles/mgpr_model.dir/model.cpp.o
-## build: exit 0 after 96 s
-[  PASSED  ] 7 tests.
-mgpr model-only: 541.60 tiles/s (median of 3)
-mgpr end-to-end / model-only = 0.654 (tile 1024, batch 16, workers 8, threads 4, 512 tiles a measure, x)
-lightning steady: 480 tiles in 1.02 s = 470.59 tiles/s (16-mixed)
-  1/45 Test  #1: unit.config ..................   Passed    0.02 sec
-100% tests passed, 0 tests failed out of 45
-/work/runtime/model/model.cpp:12:3: error: 'x' was not declared
-"""
-
-    def test_the_figures_keep_results_verdicts_and_errors(self):
-        self.assertEqual(gpu.figures(self.LOG), [
-            "# torch 2.11.0 CUDA 12.8 cuDNN 91002 torchvision 0.26.0 lightning 2.5.1",
-            "## build (10:00:01, 560 s left)",
-            "## build: exit 0 after 96 s",
-            "[  PASSED  ] 7 tests.",
-            "mgpr model-only: 541.60 tiles/s (median of 3)",
-            "mgpr end-to-end / model-only = 0.654 (tile 1024, batch 16, workers 8, threads 4, 512 tiles a measure, x)",
-            "lightning steady: 480 tiles in 1.02 s = 470.59 tiles/s (16-mixed)",
-            "100% tests passed, 0 tests failed out of 45",
-            "/work/runtime/model/model.cpp:12:3: error: 'x' was not declared",
-        ])
-
-    def test_lower_median_as_the_utilisation_figure(self):
-        self.assertEqual(gpu.lower_median([90, 10, 50, 70]), 50)
-        self.assertEqual(gpu.lower_median([3]), 3)
-        self.assertIsNone(gpu.lower_median([]))
 
 
 class CpuScalingTest(unittest.TestCase):
@@ -292,7 +181,7 @@ class VsMultigpuRasterTest(unittest.TestCase):
 
 class HelpTest(unittest.TestCase):
     def test_every_driver_explains_itself(self):
-        for driver in ("run-vs-multigpu-raster", "run-gpu-benchmarks", "run-cpu-benchmarks", "run-cpu-scaling"):
+        for driver in ("run-vs-multigpu-raster", "run-cpu-benchmarks", "run-cpu-scaling"):
             done = subprocess.run([REPO / "bench" / driver, "--help"], capture_output=True, text=True, timeout=30)
             self.assertEqual(done.returncode, 0, driver)
             self.assertIn(f"usage: bench/{driver}", done.stdout)

@@ -127,6 +127,34 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(check.busy_while_running([0, 0]), 0.0)
 
 
+class RunTest(unittest.TestCase):
+    def test_a_step_is_stopped_at_its_limit_and_says_so(self):
+        with tempfile.TemporaryDirectory() as folder:
+            run = check.Check(Path(folder), Path(folder), budget_s=60)
+            status, output, seconds = run.run("slow", "sleeper", ["sh", "-c", "echo started; sleep 30"], 1)
+            self.assertEqual(status, 124)
+            self.assertIn("started", output)
+            self.assertLess(seconds, 10)
+            results = (Path(folder) / "results.txt").read_text()
+            self.assertIn("sleeper: exit 124 after", results)
+            self.assertIn("(time limit)", results)
+            self.assertIn("$ sh -c echo started; sleep 30", (Path(folder) / "steps" / "slow.log").read_text())
+
+    def test_a_limit_is_cut_to_what_is_left_of_the_budget(self):
+        with tempfile.TemporaryDirectory() as folder:
+            run = check.Check(Path(folder), Path(folder), budget_s=7)
+            status, _, seconds = run.run("slow", "sleeper", ["sleep", "30"], 25)
+            self.assertEqual(status, 124)
+            self.assertLess(seconds, 5, "7 s of budget less the 5 s kept back leave 2")
+
+    def test_a_program_that_is_missing_is_recorded_not_raised(self):
+        with tempfile.TemporaryDirectory() as folder:
+            run = check.Check(Path(folder), Path(folder), budget_s=60)
+            status, _, _ = run.run("x", "nothing", [str(Path(folder) / "no-such-program")], 5)
+            self.assertEqual(status, 127)
+            self.assertIn("nothing: cannot be started", (Path(folder) / "results.txt").read_text())
+
+
 class PlanTest(unittest.TestCase):
     def test_plan_names_every_step_with_its_limit(self):
         result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--plan"], capture_output=True,
