@@ -69,7 +69,8 @@ class FakeTiles(torch.utils.data.Dataset):
     def __init__(self, count: int, tile: int, delay_s: float):
         self.count, self.tile, self.delay_s = count, tile, delay_s
         side = torch.arange(tile, dtype=torch.int32)
-        self.base = side.view(1, 1, tile) + 2 * side.view(1, tile, 1) + 85 * torch.arange(3, dtype=torch.int32).view(3, 1, 1)
+        channel = torch.arange(3, dtype=torch.int32).view(3, 1, 1)
+        self.base = side.view(1, 1, tile) + 2 * side.view(1, tile, 1) + 85 * channel
 
     def __len__(self) -> int:
         return self.count
@@ -92,7 +93,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=512)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds per tile, as dummy_dataset_delay")
-    parser.add_argument("--tuned", action="store_true", help="also cudnn.benchmark and channels-last (not Lightning's defaults)")
+    parser.add_argument("--tuned", action="store_true",
+                        help="also cudnn.benchmark and channels-last (not Lightning's defaults)")
     parser.add_argument("--export", metavar="PATH", help="save the network as TorchScript for mgpr and stop")
     args = parser.parse_args()
     if args.export:

@@ -90,8 +90,8 @@ def summary(results: Path) -> None:
     def ratio(a, b):
         return a / b if a > 0 and b > 0 else math.nan
 
-    header = (f"{'model':<11}{'tile':>5}  {'compare':<32}{'tiles':>6}  {'ours':>8}{'mgr':>8}{'ratio':>7}  "
-              f"{'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}  {'ours':>8}{'mgr':>8}{'ratio':>7}")
+    pair = f"{'ours':>8}{'mgr':>8}{'ratio':>7}"
+    header = f"{'model':<11}{'tile':>5}  {'compare':<32}{'tiles':>6}  {pair}  {pair}  {pair}  {pair}"
     print("tiles/s, median of the pairs; mgr = multigpu_raster (bench/multigpu-raster/predict.py); "
           "ours = the mgpr build the row names; peak RSS in MiB, each process's own (multigpu_raster's "
           "DataLoader workers are processes of their own, not counted)")

@@ -197,7 +197,7 @@ def case_http_stopped(case):
             running.wait(60)
         except subprocess.TimeoutExpired:
             running.kill()
-            raise Failure("mgpr did not end within 60 s of the server going away")
+            raise Failure("mgpr did not end within 60 s of the server going away") from None
         first = subprocess.CompletedProcess(running.args, running.returncode,
                                             (case.work / "started.stdout.txt").read_text(),
                                             (case.work / "started.stderr.txt").read_text())

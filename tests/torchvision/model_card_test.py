@@ -154,6 +154,7 @@ class ModelCards(unittest.TestCase):
 
     def test_a_card_with_a_key_mgpr_does_not_know_is_refused_by_name(self):
         import torch
+
         import mgpr_export
         with self.assertRaisesRegex(ValueError, "gsd_m"):
             mgpr_export.check_card({"mgpr_card": 1, "gsd_m": 0.1})

@@ -39,7 +39,8 @@ def skip_reason(libtorch: str, operators: str = ""):
         import torchvision  # noqa: F401
         from osgeo import gdal  # noqa: F401
     except ImportError as missing:
-        return f"{sys.executable} lacks {missing.name} (scripts/install-deps installs python3-torchvision, python3-gdal)"
+        return (f"{sys.executable} lacks {missing.name} "
+                "(scripts/install-deps installs python3-torchvision, python3-gdal)")
     if operators:
         if not Path(operators).is_file():
             return f"the operators library {operators} was not built"
@@ -63,6 +64,7 @@ def operators_library(operators: str = "") -> str:
 def export(arch: str, folder: Path, tile: int):
     """Saves folder/<arch>.pt, scripted; returns the eager network with the same weights."""
     import torch
+
     import mgpr_export
     torch.manual_seed(SEED)
     network = mgpr_export.build_torchvision(arch, CLASSES[arch], SCORE_THRESH[arch], tile).eval()
