@@ -8,7 +8,9 @@
 #    leads to a file of the repository (and to a heading that exists there);
 #  - README.md's figures are the current-figures block of docs/benchmarks.md, line for line,
 #    and it quotes no speed-up outside that block;
-#  - nothing names a place outside the repository or the way the project was worked on.
+#  - nothing names a place outside the repository or the way the project was worked on: no
+#    place on one machine (/tmp/, /home/, /root/, /work/, /Users/), no numbered issue of a
+#    tracker the repository does not hold ("issue 35", "(#12)"), in prose or in code blocks.
 # Usage: docs_check.sh REPO_ROOT
 # shellcheck disable=SC2016 # backquotes in single quotes are Markdown's, not the shell's
 set -u
@@ -162,11 +164,56 @@ if [ -n "$outside" ]; then
 fi
 
 # --- nothing outside the repository, nothing about how it was worked on -------------------
-words=$(grep -n -iE 'device tool|this session|sessions so far|\.\./shared|working period|/work/' "${docs[@]}" || true)
+words=$(grep -n -iE 'device tool|this session|sessions so far|\.\./shared|working period' "${docs[@]}" || true)
 if [ -n "$words" ]; then
   fail "the docs name a place outside the repository or how the project was worked on:"
   echo "$words"
 fi
+# Places on one machine and numbered issues of a tracker outside the repository, in prose and
+# in fenced blocks alike: "LINE<TAB>place|tracker<TAB>what". Left alone: URLs and links,
+# another project's issues ("TorchGeo's issue #1991", "TorchGeo's stitching issues (#30,
+# #1991)", "owner/repo#12"), anchors ("(#2026-11-26)" is a heading's), "#include", "# text",
+# "$#", and gdb's frames ("#0  0x...") in fenced blocks.
+outside_refs() {
+  awk -v apos="('|$(printf '\342\200\231'))" '
+    BEGIN {
+      place = "(^|[^A-Za-z0-9_.~$}/-]|//|[.][.])/(tmp|home|root|work|Users)/"
+      other = "[A-Za-z][A-Za-z0-9_.-]*" apos "s ([a-z-]+ )?(issue|issues|bug|bugs|pull request|pull requests|PR|PRs) [(]?#?[0-9]+((, | and | or )#?[0-9]+)*[)]?"
+      tracker = "(^|[^A-Za-z])[Ii]ssues? #?[0-9]+|(^|[^&$A-Za-z0-9_/#-])#[0-9]+([^A-Za-z0-9_-]|$)"
+    }
+    /^ *```/ { fence = !fence; next }
+    {
+      line = $0
+      if (match(line, place)) {
+        m = substr(line, RSTART); match(m, "/(tmp|home|root|work|Users)/"); m = substr(m, RSTART)
+        sub(/[ \t`"'"'"'),;>].*/, "", m); print NR "\tplace\t" m
+      }
+      gsub(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^ \t)>`]*/, "", line)
+      gsub(/\]\(#[^)]*\)/, "]", line)
+      gsub(/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[0-9]+/, "", line)
+      if (fence) sub(/^ *#[0-9]+ +(0x|in ).*/, "", line)
+      out = ""
+      while (match(line, other)) {
+        m = substr(line, RSTART, RLENGTH); owner = tolower(m); sub(apos "s .*", "", owner)
+        out = out substr(line, 1, RSTART - 1) (owner ~ /^(mgpr|project)$/ ? m : "")
+        line = substr(line, RSTART + RLENGTH)
+      }
+      line = out line
+      if (match(line, tracker)) {
+        m = substr(line, RSTART, RLENGTH); sub(/^[^A-Za-z#]/, "", m); sub(/[^0-9]$/, "", m)
+        print NR "\ttracker\t" m
+      }
+    }' "$1"
+}
+for doc in "${docs[@]}"; do
+  while IFS=$'\t' read -r lineno kind what; do
+    if [ "$kind" = place ]; then
+      fail "$doc:$lineno names $what, a place on one machine: write a path inside the repository's out/ folder or a placeholder (\$OUT, DIR)"
+    else
+      fail "$doc:$lineno refers to \"$what\" of a tracker the repository does not hold: say what it meant without the number (\"The goal: ...\", \"the matrix of every model and tile\")"
+    fi
+  done < <(outside_refs "$doc")
+done
 
 [ $status = 0 ] && echo "ok: the runtime's ${#stages[@]} stages, common's headers, the docs' paths and links, and README's figures match the tree"
 exit $status
