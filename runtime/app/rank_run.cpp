@@ -126,7 +126,7 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   Prepared run;
   run.backend = configure_backend(plan.threads);
   run.source = make_tile_source(plan.source);
-  check_run_fits(plan, run.source->channels());
+  check_run_fits(plan, *run.source);
   run.model = std::make_unique<TileModel>(plan.model, plan.device, run.source->channels(), plan.execution);
   run.output = make_task_output(plan_outputs(plan.output, *run.source));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);

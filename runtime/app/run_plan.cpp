@@ -157,8 +157,21 @@ void check_class_names(Task task, const torch::IValue& one_tile_output, const st
                   task == Task::kSegment ? "pixel" : "tile"));
 }
 
-void check_run_fits(const RunPlan& plan, int channels) {
-  check_memory_budget(plan.in_flight, plan.source.tile_size, channels);
+void check_run_fits(const RunPlan& plan, const TileSource& source, std::optional<std::uint64_t> memory_limit) {
+  HostTiles tiles{plan.source.tile_size, source.channels()};
+  if (const auto raw = source.raw_scaling()) {
+    tiles.raw = raw->sample;
+    // A CPU makes each pass's rows float32 just before the model: forward_tiles of them,
+    // or the whole batch when 0; the largest of the plans' passes counts.
+    if (!plan.device.is_cuda) {
+      for (const auto& execution : plan.execution) {
+        const int pass = execution.forward_tiles > 0 ? std::min(execution.forward_tiles, plan.in_flight.batch_size)
+                                                     : plan.in_flight.batch_size;
+        tiles.float_pass_tiles = std::max(tiles.float_pass_tiles, pass);
+      }
+    }
+  }
+  check_memory_budget(plan.in_flight, tiles, memory_limit);
 }
 
 }  // namespace mgpr::runtime

@@ -4,6 +4,7 @@
 // options, the tiles held in memory, the journal's folder. Stages never see the
 // configuration (tests/unit/layering_check.sh refuses mgpr/config.hpp outside app/), and
 // nothing here is worked out twice.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -16,6 +17,7 @@
 #include "mgpr/run_choices.hpp"
 #include "model/execution_policy.hpp"
 #include "model/model.hpp"
+#include "pipeline/memory_budget.hpp"
 #include "pipeline/pipeline.hpp"
 #include "source/tile_source.hpp"
 #include "tasks/task_output.hpp"
@@ -59,9 +61,12 @@ void check_class_names(Task task, const torch::IValue& one_tile_output, const st
 RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks,
                       const std::optional<ModelCard>& card = std::nullopt);
 
-// The bounds that depend on the rasters once their band count is known: the tiles in
-// flight against the memory this rank may use. Throws UsageError naming the keys.
-void check_run_fits(const RunPlan& plan, int channels);
+// The bounds that depend on the rasters once `source` has opened them (their band count,
+// whether their tiles travel raw): the tiles in flight, as they travel, against the
+// memory this rank may use (default: memory_limit_bytes()). Throws UsageError naming the
+// keys.
+void check_run_fits(const RunPlan& plan, const TileSource& source,
+                    std::optional<std::uint64_t> memory_limit = memory_limit_bytes());
 
 // What identifies the results of `config` over `rasters`, the inputs expanded
 // (resume/tile_journal.hpp's JournalKey).

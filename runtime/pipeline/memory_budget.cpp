@@ -25,11 +25,28 @@ std::optional<std::uint64_t> read_limit(const char* file) {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// For the refusal: the same batch_size may fit as 8-bit tiles and not as float32 ones.
+const char* travels_as(std::optional<RawSample> raw) {
+  if (!raw) return "float32";
+  return *raw == RawSample::kUInt8 ? "8-bit samples" : "16-bit samples";
+}
+
 }  // namespace
 
-std::uint64_t pipeline_host_bytes(std::size_t tiles_in_flight, int tile_size, int channels) {
-  return static_cast<std::uint64_t>(tiles_in_flight) *
-         static_cast<std::uint64_t>(float_tile_bytes(tile_size, channels));
+std::uint64_t tile_host_bytes(const HostTiles& tiles) {
+  if (!tiles.raw) return static_cast<std::uint64_t>(float_tile_bytes(tiles.tile_size, tiles.channels));
+  const auto plane = static_cast<std::uint64_t>(tiles.tile_size) * static_cast<std::uint64_t>(tiles.tile_size);
+  const auto channels = static_cast<std::uint64_t>(std::max(tiles.channels, 1));
+  return plane * channels * raw_sample_size(*tiles.raw) + plane;
+}
+
+std::uint64_t pipeline_host_bytes(const InFlightTiles& in_flight, const HostTiles& tiles) {
+  auto bytes = static_cast<std::uint64_t>(in_flight.total()) * tile_host_bytes(tiles);
+  if (tiles.raw && tiles.float_pass_tiles > 0) {
+    bytes += static_cast<std::uint64_t>(tiles.float_pass_tiles) *
+             static_cast<std::uint64_t>(float_tile_bytes(tiles.tile_size, tiles.channels));
+  }
+  return bytes;
 }
 
 std::optional<std::uint64_t> memory_limit_bytes() {
@@ -43,17 +60,16 @@ std::optional<std::uint64_t> memory_limit_bytes() {
   return limit;
 }
 
-void check_memory_budget(const InFlightTiles& in_flight, int tile_size, int channels,
-                         std::optional<std::uint64_t> limit) {
+void check_memory_budget(const InFlightTiles& in_flight, const HostTiles& tiles, std::optional<std::uint64_t> limit) {
   if (!limit) return;
-  const auto needed = pipeline_host_bytes(in_flight.total(), tile_size, channels);
+  const auto needed = pipeline_host_bytes(in_flight, tiles);
   if (needed <= *limit) return;
   throw UsageError(fmt::format(
-      "batch_size={} with tile_size={} ({} band{}) needs about {:.1f} GiB of host memory for the tiles in flight "
-      "alone, more than the {:.1f} GiB this rank may use; lower batch_size or tile_size (or ask Slurm for more "
-      "memory with --mem)",
-      in_flight.batch_size, tile_size, channels, channels == 1 ? "" : "s", static_cast<double>(needed) / kGiB,
-      static_cast<double>(*limit) / kGiB));
+      "batch_size={} with tile_size={} ({} band{} as {}) needs about {:.1f} GiB of host memory for the tiles in "
+      "flight alone, more than the {:.1f} GiB this rank may use; lower batch_size or tile_size (or ask Slurm for "
+      "more memory with --mem)",
+      in_flight.batch_size, tiles.tile_size, tiles.channels, tiles.channels == 1 ? "" : "s", travels_as(tiles.raw),
+      static_cast<double>(needed) / kGiB, static_cast<double>(*limit) / kGiB));
 }
 
 }  // namespace mgpr::runtime

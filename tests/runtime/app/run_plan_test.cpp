@@ -83,6 +83,40 @@ TEST(RunPlan, TheFakeDataTypeMakesFakeTilesTravelRaw) {
   EXPECT_TRUE(plan.source.raw_samples);
 }
 
+// The budget counts the tiles as this run's source hands them on: a batch_size whose Byte
+// tiles fit runs where float32 tiles of the same size are refused, and on a CPU the float32
+// copy of one forward pass is counted beside the raw slots.
+TEST(RunPlan, TheMemoryBudgetCountsTheTilesAsTheSourceHandsThemOn) {
+  auto config = fake_cpu_run();
+  config.tile_size = 512;
+  config.batch_size = 64;
+  const auto float_plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  const auto float_source = rt::make_tile_source(float_plan.source);
+  ASSERT_FALSE(float_source->raw_scaling().has_value());
+  const int channels = float_source->channels();
+  const auto limit = rt::pipeline_host_bytes(float_plan.in_flight, {512, channels}) - 1;
+
+  config.dummy_dataset_type = "uint8";
+  const auto byte_plan = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  const auto byte_source = rt::make_tile_source(byte_plan.source);
+  ASSERT_TRUE(byte_source->raw_scaling().has_value());
+  EXPECT_NO_THROW(rt::check_run_fits(byte_plan, *byte_source, limit));
+  try {
+    rt::check_run_fits(float_plan, *float_source, limit);
+    ADD_FAILURE() << "float32 tiles fit where only Byte tiles do";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("batch_size=64 with tile_size=512"), std::string::npos) << error.what();
+  }
+
+  const int pass = byte_plan.execution.front().forward_tiles;
+  ASSERT_GT(pass, 0);
+  ASSERT_LT(pass, 64);
+  const auto byte_needed = rt::pipeline_host_bytes(byte_plan.in_flight, {512, channels, rt::RawSample::kUInt8, pass});
+  EXPECT_GT(byte_needed, rt::pipeline_host_bytes(byte_plan.in_flight, {512, channels, rt::RawSample::kUInt8}));
+  EXPECT_NO_THROW(rt::check_run_fits(byte_plan, *byte_source, byte_needed));
+  EXPECT_THROW(rt::check_run_fits(byte_plan, *byte_source, byte_needed - 1), mgpr::UsageError);
+}
+
 // The folder's name is a fingerprint of the same text as before the run plan existed, so
 // a run interrupted under an earlier mgpr resumes under this one.
 TEST(RunPlan, TheJournalFolderKeepsItsFingerprint) {

@@ -133,17 +133,56 @@ TEST(Pipeline, TheMemoryBudgetCountsTheTilesTheReaderPoolAndTheLoopHold) {
   EXPECT_EQ(on_gpu.total(), 48U + 2U);
   EXPECT_EQ(on_cpu.total(), 32U + 2U);
   constexpr int kSide = 512;
+  const rt::HostTiles as_float{kSide, 3};
   const std::uint64_t tile_bytes = std::uint64_t{kSide} * kSide * 3 * sizeof(float);
-  EXPECT_EQ(rt::pipeline_host_bytes(on_cpu.total(), kSide, 3), on_cpu.total() * tile_bytes);
+  EXPECT_EQ(rt::pipeline_host_bytes(on_cpu, as_float), on_cpu.total() * tile_bytes);
   // Just enough memory passes; one byte less names both keys.
-  const auto needed = rt::pipeline_host_bytes(on_gpu.total(), kSide, 3);
-  EXPECT_NO_THROW(rt::check_memory_budget(on_gpu, kSide, 3, needed));
+  const auto needed = rt::pipeline_host_bytes(on_gpu, as_float);
+  EXPECT_NO_THROW(rt::check_memory_budget(on_gpu, as_float, needed));
   try {
-    rt::check_memory_budget(on_gpu, kSide, 3, needed - 1);
+    rt::check_memory_budget(on_gpu, as_float, needed - 1);
     ADD_FAILURE() << "no error";
   } catch (const mgpr::UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("batch_size=16 with tile_size=512"), std::string::npos) << error.what();
   }
+}
+
+// Byte and 16-bit tiles are held as they travel, their samples and a one-byte valid mask
+// a pixel, so a batch_size whose Byte tiles fit is not refused for float32 tiles it never
+// holds; float tiles of the same size still are. A CPU scales raw tiles a pass at a time,
+// and that pass's float32 copy is counted as float32.
+TEST(Pipeline, TheMemoryBudgetCountsRawTilesAsTheyTravel) {
+  constexpr int kSide = 1024;
+  constexpr std::uint64_t kPlane = std::uint64_t{kSide} * kSide;
+  const rt::HostTiles as_float{kSide, 3};
+  const rt::HostTiles as_bytes{kSide, 3, rt::RawSample::kUInt8};
+  const rt::HostTiles as_uint16{kSide, 3, rt::RawSample::kUInt16};
+  EXPECT_EQ(rt::tile_host_bytes(as_float), kPlane * 3 * 4);
+  EXPECT_EQ(rt::tile_host_bytes(as_bytes), kPlane * (3 + 1));
+  EXPECT_EQ(rt::tile_host_bytes(as_uint16), kPlane * (3 * 2 + 1));
+
+  const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
+  const auto on_gpu = rt::in_flight_tiles(64, 2, gpu);
+  const auto limit = rt::pipeline_host_bytes(on_gpu, as_bytes);
+  ASSERT_LT(limit, rt::pipeline_host_bytes(on_gpu, as_float));
+  EXPECT_NO_THROW(rt::check_memory_budget(on_gpu, as_bytes, limit));
+  EXPECT_THROW(rt::check_memory_budget(on_gpu, as_uint16, limit), mgpr::UsageError);
+  try {
+    rt::check_memory_budget(on_gpu, as_float, limit);
+    ADD_FAILURE() << "float32 tiles fit where only Byte tiles do";
+  } catch (const mgpr::UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("batch_size=64 with tile_size=1024 (3 bands as float32)"),
+              std::string::npos)
+        << error.what();
+  }
+
+  const auto on_cpu = rt::in_flight_tiles(64, 2, rt::DeviceChoice{});
+  const rt::HostTiles bytes_in_passes{kSide, 3, rt::RawSample::kUInt8, 4};
+  EXPECT_EQ(rt::pipeline_host_bytes(on_cpu, bytes_in_passes),
+            on_cpu.total() * kPlane * (3 + 1) + 4 * rt::tile_host_bytes(as_float));
+  EXPECT_LT(rt::pipeline_host_bytes(on_cpu, bytes_in_passes), rt::pipeline_host_bytes(on_cpu, as_float));
+  // Float tiles are the model's input in place: no copy to count.
+  EXPECT_EQ(rt::pipeline_host_bytes(on_cpu, {kSide, 3, std::nullopt, 4}), rt::pipeline_host_bytes(on_cpu, as_float));
 }
 
 }  // namespace
