@@ -5,6 +5,8 @@
 
 #include <toml++/toml.h>
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -43,9 +45,14 @@ std::string text_of(const Json& value, std::string_view key, const std::filesyst
 }
 
 void insert_scalar(toml::array& into, const Json& value) {
+  // TOML's integers are 64-bit signed: a whole number past them (JSON reads up to 2^64-1)
+  // goes on as the number it is, a float, rather than wrapped around to a negative one.
+  const bool fits_int64 =
+      !value.is_number_unsigned() ||
+      value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (value.is_boolean())
     into.push_back(value.get<bool>());
-  else if (value.is_number_integer())
+  else if (value.is_number_integer() && fits_int64)
     into.push_back(value.get<std::int64_t>());
   else if (value.is_number())
     into.push_back(value.get<double>());
@@ -98,7 +105,9 @@ ModelCard parse_model_card(std::string_view json_text, const std::filesystem::pa
   Json card;
   try {
     card = Json::parse(json_text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
+    // parse_error, and out_of_range for a number past a double's range (1e400): both the
+    // card's fault, so both named with it.
     const std::string what = error.what();
     refuse(model_file, fmt::format("not valid JSON: {}", what.substr(0, what.find('\n'))));
   }

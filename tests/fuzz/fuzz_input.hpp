@@ -3,7 +3,10 @@
 // (with a message, which is the point) but never crash, leak or hit undefined behaviour.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +27,50 @@ void refusing_is_fine(Parse&& parse) {
     static_cast<void>(std::string(error.what()).size());
   }
 }
+
+// Runs `parse` where the one refusal the parser's callers expect is `Refusal` (a
+// UsageError, whose message users read, with exit 2): any other exception escapes, and
+// libFuzzer reports it, since the program would end with a message that names no input.
+template <class Refusal, class Parse>
+void refusing_only_with(Parse&& parse) {
+  try {
+    parse();
+  } catch (const Refusal& error) {
+    if constexpr (requires { error.what(); }) static_cast<void>(std::string(error.what()).size());
+  }
+}
+
+// The input as a file, for parsers that take a path: one file per process, in a folder of
+// its own under $TMPDIR (so a relative path in it names nothing else), written again for
+// every input; libFuzzer runs the inputs of a process one after another.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& name) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/mgpr-fuzz-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+    folder_ = pattern;
+    path_ = folder_ / name;
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder_, ignored);
+  }
+
+  const std::filesystem::path& write(const std::uint8_t* data, std::size_t size) {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    out.close();
+    if (!out) std::abort();  // a full /tmp, not a finding: say so loudly rather than fuzz nothing
+    return path_;
+  }
+
+ private:
+  std::filesystem::path folder_;
+  std::filesystem::path path_;
+};
 
 // Splits at newlines: one override, argument or line per line.
 inline std::vector<std::string> lines_of(std::string_view text) {

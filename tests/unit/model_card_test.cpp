@@ -202,12 +202,29 @@ TEST_F(ModelCardTest, BadCardsAreRefusedByNameAndKey) {
       {R"({"name": 7})", "name must be text"},
       {R"(["task"])", "must be a JSON object"},
       {R"({"task": )", "not valid JSON"},
+      // A number past a double's range is the JSON reader's out_of_range, not its
+      // parse_error; it too is the card's fault (found by fuzzing: it ended the run with
+      // exit 1 and the JSON library's message, naming no card).
+      {R"({"gsd": 1e400})", "number overflow"},
+      // A whole number past TOML's 64-bit integers was wrapped around to -1 (found by
+      // fuzzing); it is now the number the card says, which tile_size must be whole and
+      // smaller than.
+      {R"({"tile_size": 18446744073709551615})", "tile_size must be a whole number, got 1.8"},
   };
   for (const auto& bad : cases) {
     const auto what = error_of<mgpr::UsageError>([&] { mgpr::parse_model_card(bad.card, "bad.pt"); });
     EXPECT_NE(what.find("the model card in 'bad.pt'"), std::string::npos) << bad.card << " -> " << what;
     EXPECT_NE(what.find(bad.expected), std::string::npos) << bad.card << " -> " << what;
   }
+}
+
+TEST_F(ModelCardTest, AWholeNumberPastSixtyFourBitsKeepsItsValue) {
+  // JSON readers take whole numbers up to 2^64-1, TOML's integers stop at 2^63-1: such a
+  // mean was read as -1 (found by fuzzing), and is now the number the card says.
+  const auto card = mgpr::parse_model_card(R"({"mean": [18446744073709551615, 0, 0]})", "big.pt");
+  mgpr::RunConfig config;
+  mgpr::apply_model_card(config, card);
+  EXPECT_EQ(config.mean, (std::vector<double>{18446744073709551615.0, 0, 0}));
 }
 
 TEST_F(ModelCardTest, TheConfigFileAndOverridesBeatTheCardAndCfgJobNamesIt) {
