@@ -32,7 +32,11 @@ std::pair<GDALRIOResampleAlg, std::string_view> resampling_of(const std::string&
       {"average", GRIORA_Average},
       {"mode", GRIORA_Mode},
   }};
-  const std::string_view name = method == "auto" || method.empty() ? (coarsening ? "average" : "bilinear") : method;
+  // Both arms string_views: with a std::string arm the result would be a temporary string
+  // that `name` outlives.
+  const std::string_view name = method == "auto" || method.empty()
+                                    ? std::string_view(coarsening ? "average" : "bilinear")
+                                    : std::string_view(method);
   for (const auto& [known, algorithm] : kMethods) {
     if (known == name) return {algorithm, known};
   }
