@@ -12,6 +12,7 @@
 #include "distributed/sharding.hpp"
 #include "model/execution_policy.hpp"
 #include "model/model.hpp"
+#include "model_inputs.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/raw_scaler.hpp"
 #include "source/fake_source.hpp"
@@ -26,26 +27,9 @@ constexpr int kTiles = 7;  // two batches of 3 and a short one
 
 // A model that returns its input, so the test compares what the model was fed.
 rt::TileModel identity_model(const rt::DeviceChoice& cpu) {
-  torch::jit::Module module("Identity");
-  module.register_attribute("training", c10::BoolType::get(), false);
-  module.define(R"(
-def forward(self, x):
-    return x * 1.0
-)");
-  const auto file = (mgpr::test::program_temp_dir().path() / "fake_raw_identity.pt").string();
-  module.save(file);
-  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, false}, rt::execution_facts(cpu));
-  return rt::TileModel({file, {}, kTileSize}, cpu, rt::kFakeChannels, plans);
+  return mgpr::test::identity_model((mgpr::test::program_temp_dir().path() / "fake_raw_identity.pt").string(), cpu,
+                                    rt::kFakeChannels, kTileSize);
 }
-
-class RecordInputs final : public rt::BatchConsumer {
- public:
-  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
-    const auto batch = output.toTensor();
-    for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id] = batch[static_cast<long>(i)].clone();
-  }
-  std::map<rt::TileId, torch::Tensor> by_tile;
-};
 
 std::unique_ptr<rt::TileSource> fake_source(std::optional<rt::RawSample> sample) {
   rt::SourceOptions options;
@@ -53,16 +37,6 @@ std::unique_ptr<rt::TileSource> fake_source(std::optional<rt::RawSample> sample)
   options.tile_size = kTileSize;
   options.raw_samples = true;  // as the run plan sets it
   return rt::make_tile_source(options);
-}
-
-std::map<rt::TileId, torch::Tensor> model_inputs(const rt::TileSource& source, rt::TileModel& model) {
-  RecordInputs inputs;
-  rt::PipelineOptions options;
-  options.batch_size = 3;
-  options.raw_scaling = source.raw_scaling();
-  rt::run_pipeline({source, 2, rt::make_static_feed(source.tiles(), 0, 1), 8}, model, rt::DeviceChoice{}, inputs,
-                   options);
-  return inputs.by_tile;
 }
 
 struct FakeCase {
@@ -84,8 +58,8 @@ TEST_P(FakeRawSamples, ReachTheModelAsTheFloatModesValues) {
   auto model = identity_model(rt::DeviceChoice{});
   const auto float_source = fake_source(std::nullopt);
   ASSERT_FALSE(float_source->raw_scaling().has_value());
-  const auto expected = model_inputs(*float_source, model);
-  const auto fed = model_inputs(*source, model);
+  const auto expected = mgpr::test::model_inputs(*float_source, model);
+  const auto fed = mgpr::test::model_inputs(*source, model);
   ASSERT_EQ(expected.size(), static_cast<std::size_t>(kTiles));
   ASSERT_EQ(fed.size(), expected.size());
   for (const auto& [id, values] : expected) {

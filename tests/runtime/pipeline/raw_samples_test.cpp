@@ -12,6 +12,7 @@
 #include "distributed/sharding.hpp"
 #include "model/execution_policy.hpp"
 #include "model/model.hpp"
+#include "model_inputs.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/raw_scaler.hpp"
 #include "source/tile_source.hpp"
@@ -26,26 +27,8 @@ constexpr int kTileSize = 64;
 
 // A model that returns its input, so the test compares what the model was fed.
 rt::TileModel identity_model(const std::string& dir, const rt::DeviceChoice& cpu) {
-  torch::jit::Module module("Identity");
-  module.register_attribute("training", c10::BoolType::get(), false);
-  module.define(R"(
-def forward(self, x):
-    return x * 1.0
-)");
-  const auto file = dir + "/identity.pt";
-  module.save(file);
-  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, false}, rt::execution_facts(cpu));
-  return rt::TileModel({file, {}, kTileSize}, cpu, 3, plans);
+  return mgpr::test::identity_model(dir + "/identity.pt", cpu, 3, kTileSize);
 }
-
-class RecordInputs final : public rt::BatchConsumer {
- public:
-  void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
-    const auto batch = output.toTensor();
-    for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id] = batch[static_cast<long>(i)].clone();
-  }
-  std::map<rt::TileId, torch::Tensor> by_tile;
-};
 
 rt::SourceOptions options_for(const std::string& raster, bool raw) {
   rt::SourceOptions options;
@@ -55,16 +38,6 @@ rt::SourceOptions options_for(const std::string& raster, bool raw) {
   options.std = {0.229, 0.224, 0.225};
   options.raw_samples = raw;
   return options;
-}
-
-std::map<rt::TileId, torch::Tensor> model_inputs(const rt::TileSource& source, rt::TileModel& model) {
-  RecordInputs inputs;
-  rt::PipelineOptions options;
-  options.batch_size = 3;
-  options.raw_scaling = source.raw_scaling();
-  rt::run_pipeline({source, 2, rt::make_static_feed(source.tiles(), 0, 1), 8}, model, rt::DeviceChoice{}, inputs,
-                   options);
-  return inputs.by_tile;
 }
 
 struct RawCase {
@@ -100,8 +73,8 @@ TEST_P(RawSamples, ReachTheModelAsTheFloatPathFeedsThem) {
   EXPECT_EQ(rt::raw_dtype(param.sample), param.travels_as);
 
   auto model = identity_model(dir.path().string(), rt::DeviceChoice{});
-  const auto expected = model_inputs(*as_float, model);
-  const auto fed = model_inputs(*as_raw, model);
+  const auto expected = mgpr::test::model_inputs(*as_float, model);
+  const auto fed = mgpr::test::model_inputs(*as_raw, model);
   ASSERT_EQ(expected.size(), as_float->tiles().size());
   ASSERT_EQ(fed.size(), expected.size());
   std::int64_t zeroed = 0;

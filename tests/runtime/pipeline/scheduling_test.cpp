@@ -164,11 +164,10 @@ TEST(Scheduling, SeveralReadersStillGiveEveryTileOnceWithItsOutput) {
 }
 
 // The device fails batch 3: batches 0-2 are journaled, nothing after them, and the run
-// ends with the device's error.
-TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
+// ends with the device's error. Returns the device's checks, the rules already expected.
+rt::SimulatedDeviceChecks expect_a_failure_mid_flight_keeps_every_batch_before_it(rt::SimulatedDeviceOptions options) {
   mgpr::test::TempDir journal_dir;
   const auto source = rt::make_fake_source({40, 0.0}, kTileSize);
-  auto options = jittery(3);
   options.fail_batch = 3;
   rt::SimulatedDevice device(options);
   {
@@ -184,10 +183,16 @@ TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
     EXPECT_EQ(journaling.batches, 3);
   }
   const auto journaled = rt::read_journals(journal_dir.path());
-  ASSERT_EQ(journaled.size(), 12U);
+  EXPECT_EQ(journaled.size(), 12U);
   int index = 0;
   for (const auto& [id, payload] : journaled) EXPECT_EQ(id.row, index++);
-  expect_kept_the_rules(device.checks());
+  const auto checks = device.checks();
+  expect_kept_the_rules(checks);
+  return checks;
+}
+
+TEST(Scheduling, ADeviceFailureMidFlightKeepsEveryBatchBeforeIt) {
+  expect_a_failure_mid_flight_keeps_every_batch_before_it(jittery(3));
 }
 
 // A reader fails after several batches are queued: the run ends with that error, and
@@ -445,32 +450,10 @@ TEST(BlockingForward, EveryTileGetsItsOwnOutputInOrderWithJitter) {
   }
 }
 
-// The device fails batch 3's pass: batches 0-2 are journaled, nothing after them, the
-// passes already started are waited for, and the run ends with the device's error.
+// The device fails batch 3's pass: as above, and the passes already started are waited
+// for, and nothing more is submitted after the failure.
 TEST(BlockingForward, AFailedPassKeepsEveryBatchBeforeIt) {
-  mgpr::test::TempDir journal_dir;
-  const auto source = rt::make_fake_source({40, 0.0}, kTileSize);
-  auto options = blocking(jittery(3), 0.002);
-  options.fail_batch = 3;
-  rt::SimulatedDevice device(options);
-  {
-    rt::TileJournal journal(journal_dir.path(), 0);
-    CheckingConsumer journaling(&journal);
-    try {
-      rt::run_batches({*source, 1, rt::make_static_feed(source->tiles(), 0, 1), 8}, device, journaling,
-                      {kBatch, {}, {}});
-      ADD_FAILURE() << "no error";
-    } catch (const std::runtime_error& error) {
-      EXPECT_NE(std::string(error.what()).find("failed batch 3"), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(journaling.batches, 3);
-  }
-  const auto journaled = rt::read_journals(journal_dir.path());
-  ASSERT_EQ(journaled.size(), 12U);
-  int index = 0;
-  for (const auto& [id, payload] : journaled) EXPECT_EQ(id.row, index++);
-  const auto checks = device.checks();
-  expect_kept_the_rules(checks);
+  const auto checks = expect_a_failure_mid_flight_keeps_every_batch_before_it(blocking(jittery(3), 0.002));
   EXPECT_LT(checks.batches, 10) << "batches were still submitted after the pass failed";
 }
 
