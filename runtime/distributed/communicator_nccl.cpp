@@ -21,6 +21,7 @@
 #include "distributed/collectives.hpp"
 #include "distributed/deadline_poll.hpp"
 #include "distributed/nccl_checks.hpp"
+#include "distributed/nccl_staging.hpp"
 #include "mgpr/error.hpp"
 
 // The non-blocking communicator (ncclCommInitRankConfig with blocking = 0) and
@@ -32,19 +33,18 @@ static_assert(NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0), "the NCCL backend nee
 namespace mgpr::runtime {
 namespace {
 
+using nccl_staging::check_cuda;
+using nccl_staging::DeviceMemory;
+using nccl_staging::PinnedHostMemory;
+using nccl_staging::StagingBuffer;
+using nccl_staging::StreamDrain;
+
 // Rank 0's answer under kSetupKey: kIdTag and the unique id, or kRefusedTag and why.
 constexpr const char* kSetupKey = "nccl/setup";
 constexpr char kIdTag = 'i';
 constexpr char kRefusedTag = 'x';
 
 std::string version_key(int rank) { return fmt::format("nccl/version/{}", rank); }
-
-void check_cuda(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(
-        fmt::format("{} failed: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)));
-  }
-}
 
 std::string nccl_error_text(ncclResult_t status, ncclComm_t comm) {
   const char* detail = ncclGetLastError(comm);
@@ -57,74 +57,6 @@ void check_nccl(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
     throw std::runtime_error(fmt::format("{} failed: {}", call, nccl_error_text(status, comm)));
   }
 }
-
-struct DeviceMemory {
-  static constexpr const char* kAllocate = "cudaMalloc";
-  static cudaError_t allocate(void** data, std::size_t bytes) { return cudaMalloc(data, bytes); }
-  static void release(void* data) noexcept { (void)cudaFree(data); }
-};
-
-struct PinnedHostMemory {
-  static constexpr const char* kAllocate = "cudaHostAlloc";
-  static cudaError_t allocate(void** data, std::size_t bytes) {
-    return cudaHostAlloc(data, bytes, cudaHostAllocDefault);
-  }
-  static void release(void* data) noexcept { (void)cudaFreeHost(data); }
-};
-
-// Memory a collective stages its bytes in, kept across collectives: both cudaFree and
-// cudaFreeHost wait for the whole device, so freeing after each collective would wait,
-// with no deadline, for one whose peer never came. Grows as staging_capacity says.
-template <class Memory>
-class StagingBuffer {
- public:
-  StagingBuffer() = default;
-  ~StagingBuffer() {
-    if (data_ != nullptr) Memory::release(data_);
-  }
-  StagingBuffer(const StagingBuffer&) = delete;
-  StagingBuffer& operator=(const StagingBuffer&) = delete;
-
-  // Only while no collective is pending: freeing the old buffer waits for the device.
-  void reserve(std::size_t needed) {
-    if (needed <= capacity_) return;
-    const std::size_t grown = staging_capacity(capacity_, needed);
-    if (data_ != nullptr) Memory::release(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-    void* fresh = nullptr;
-    check_cuda(Memory::allocate(&fresh, grown), Memory::kAllocate);
-    data_ = fresh;
-    capacity_ = grown;
-  }
-  // Gives the memory up without freeing it, for when a kernel may still use it.
-  void leak() noexcept {
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-  [[nodiscard]] void* get() const { return data_; }
-  [[nodiscard]] char* bytes() const { return static_cast<char*>(data_); }
-
- private:
-  void* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
-
-// A stream drained up to its last recorded event; abort has nothing to give up.
-class StreamDrain final : public PendingOperation {
- public:
-  explicit StreamDrain(cudaEvent_t event) : event_(event) {}
-  OperationStatus poll() override {
-    const auto passed = cudaEventQuery(event_);
-    if (passed == cudaErrorNotReady) return {};
-    if (passed != cudaSuccess) return {OperationState::kFailed, cudaGetErrorName(passed)};
-    return {OperationState::kDone, {}};
-  }
-  void abort() noexcept override {}
-
- private:
-  cudaEvent_t event_;
-};
 
 // The communicator's own work (creation, finalizing): done when its async state leaves
 // ncclInProgress. With `event`, a collective: done when the stream has passed the event.

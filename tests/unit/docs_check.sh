@@ -164,20 +164,20 @@ if [ -n "$outside" ]; then
 fi
 
 # --- nothing outside the repository, nothing about how it was worked on -------------------
-words=$(grep -n -iE 'device tool|this session|sessions so far|\.\./shared|working period' "${docs[@]}" || true)
+words=$(grep -n -iE 'device tool|this session|sessions so far|\.\./shared|working period|/work/' "${docs[@]}" || true)
 if [ -n "$words" ]; then
   fail "the docs name a place outside the repository or how the project was worked on:"
   echo "$words"
 fi
-# Places on one machine and numbered issues of a tracker outside the repository, in prose and
-# in fenced blocks alike: "LINE<TAB>place|tracker<TAB>what". Left alone: URLs and links,
+# Places on one machine (/work/ is the words check's, above) and numbered issues of a
+# tracker outside the repository, in prose and in fenced blocks alike: "LINE<TAB>place|tracker<TAB>what". Left alone: URLs and links,
 # another project's issues ("TorchGeo's issue #1991", "TorchGeo's stitching issues (#30,
 # #1991)", "owner/repo#12"), anchors ("(#2026-11-26)" is a heading's), "#include", "# text",
 # "$#", and gdb's frames ("#0  0x...") in fenced blocks.
 outside_refs() {
   awk -v apos="('|$(printf '\342\200\231'))" '
     BEGIN {
-      place = "(^|[^A-Za-z0-9_.~$}/-]|//|[.][.])/(tmp|home|root|work|Users)/"
+      place = "(^|[^A-Za-z0-9_.~$}/-]|//|[.][.])/(tmp|home|root|Users)/"
       other = "[A-Za-z][A-Za-z0-9_.-]*" apos "s ([a-z-]+ )?(issue|issues|bug|bugs|pull request|pull requests|PR|PRs) [(]?#?[0-9]+((, | and | or )#?[0-9]+)*[)]?"
       tracker = "(^|[^A-Za-z])[Ii]ssues? #?[0-9]+|(^|[^&$A-Za-z0-9_/#-])#[0-9]+([^A-Za-z0-9_-]|$)"
     }
@@ -185,7 +185,7 @@ outside_refs() {
     {
       line = $0
       if (match(line, place)) {
-        m = substr(line, RSTART); match(m, "/(tmp|home|root|work|Users)/"); m = substr(m, RSTART)
+        m = substr(line, RSTART); match(m, "/(tmp|home|root|Users)/"); m = substr(m, RSTART)
         sub(/[ \t`"'"'"'),;>].*/, "", m); print NR "\tplace\t" m
       }
       gsub(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^ \t)>`]*/, "", line)
