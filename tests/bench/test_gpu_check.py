@@ -1,6 +1,7 @@
-"""bench/gpu-check's parts that run anywhere: the carry's check (NEEDED lists read from
-real ELF files, the size limit), the box comparison, and the parsing of the programs'
-and nvidia-smi's figures; and --plan, as scripts/test runs it."""
+"""bench/gpu-check's parts that run anywhere: the carry's check (bench/gpu_carry.py: NEEDED
+lists read from real ELF files, the size limit), the box comparison and the parsing of
+the programs' and nvidia-smi's figures (bench/gpu_figures.py), the step runner's limits,
+and --plan, as scripts/test runs it."""
 import importlib.machinery
 import importlib.util
 import shutil
@@ -11,6 +12,11 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+sys.path.insert(0, str(REPO / "bench"))
+import gpu_carry  # noqa: E402
+import gpu_figures  # noqa: E402
 
 
 def load_check():
@@ -38,14 +44,14 @@ class CarryTest(unittest.TestCase):
         carry = folder / "carry"
         (carry / "bin").mkdir(parents=True)
         (carry / "lib").mkdir()
-        for name in check.PROGRAMS:
+        for name in gpu_carry.PROGRAMS:
             shutil.copy(PROGRAM, carry / "bin" / name)
-        shutil.copy(PROGRAM, carry / check.OPERATORS)
+        shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
         (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
         return carry
 
     def test_needed_names_match_readelf(self):
-        needed = check.elf_needed(PROGRAM)
+        needed = gpu_carry.elf_needed(PROGRAM)
         self.assertIn("libc.so.6", needed)
         expected = readelf_needed(PROGRAM)
         if expected is not None:
@@ -53,30 +59,31 @@ class CarryTest(unittest.TestCase):
 
     def test_a_carry_whose_libraries_the_wheel_provides_passes(self):
         with tempfile.TemporaryDirectory() as folder:
-            carry = self.make_carry(Path(folder), check.elf_needed(PROGRAM))
-            self.assertEqual(check.check_carry(carry), [])
+            carry = self.make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
+            self.assertEqual(gpu_carry.check_carry(carry), [])
 
     def test_a_library_the_wheel_lacks_is_named_for_each_binary(self):
         with tempfile.TemporaryDirectory() as folder:
-            carry = self.make_carry(Path(folder), [name for name in check.elf_needed(PROGRAM) if name != "libc.so.6"])
-            problems = check.check_carry(carry)
-            self.assertEqual(len(problems), len(check.PROGRAMS) + 1)
+            provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
+            carry = self.make_carry(Path(folder), provided)
+            problems = gpu_carry.check_carry(carry)
+            self.assertEqual(len(problems), len(gpu_carry.PROGRAMS) + 1)
             self.assertTrue(all("needs libc.so.6" in problem for problem in problems), problems)
             self.assertIn("bin/mgpr needs", problems[0])
 
     def test_a_missing_binary_and_the_size_limit(self):
         with tempfile.TemporaryDirectory() as folder:
-            carry = self.make_carry(Path(folder), check.elf_needed(PROGRAM))
+            carry = self.make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
             (carry / "bin" / "mgpr").unlink()
             with open(carry / "padding", "wb") as padding:
-                padding.truncate(check.CARRY_LIMIT_BYTES + 1)
-            problems = check.check_carry(carry)
+                padding.truncate(gpu_carry.CARRY_LIMIT_BYTES + 1)
+            problems = gpu_carry.check_carry(carry)
             self.assertIn("bin/mgpr is missing", problems)
             self.assertTrue(any("over the 50 MiB" in problem for problem in problems), problems)
 
     def test_no_wheel_list_says_how_to_build_one(self):
         with tempfile.TemporaryDirectory() as folder:
-            problems = check.check_carry(Path(folder))
+            problems = gpu_carry.check_carry(Path(folder))
             self.assertEqual(len(problems), 1)
             self.assertIn("scripts/build-for-gpu", problems[0])
 
@@ -85,7 +92,7 @@ class CarryTest(unittest.TestCase):
             text = Path(folder) / "script"
             text.write_text("#!/bin/sh\n")
             with self.assertRaises(ValueError):
-                check.elf_needed(text)
+                gpu_carry.elf_needed(text)
 
 
 class FiguresTest(unittest.TestCase):
@@ -94,26 +101,27 @@ class FiguresTest(unittest.TestCase):
         # Tile 0: one box moved by a tenth of a pixel (IoU 0.98), one gone; tile 1: the
         # right place with another label; tile 2: a box the reference does not have.
         candidate = {0: [(0.1, 0, 10.1, 10, 0.9, 1)], 1: [(0, 0, 10, 10, 0.7, 3)], 2: [(5, 5, 9, 9, 0.5, 1)]}
-        self.assertEqual(check.match_boxes(reference, candidate, range(3)), (1, 4))
-        self.assertEqual(check.match_boxes(reference, reference, range(3)), (3, 3))
-        self.assertEqual(check.match_boxes(reference, candidate, [0], threshold=0.99), (0, 2))
+        self.assertEqual(gpu_figures.match_boxes(reference, candidate, range(3)), (1, 4))
+        self.assertEqual(gpu_figures.match_boxes(reference, reference, range(3)), (3, 3))
+        self.assertEqual(gpu_figures.match_boxes(reference, candidate, [0], threshold=0.99), (0, 2))
 
     def test_each_candidate_box_matches_once(self):
         reference = {0: [(0, 0, 10, 10, 0.9, 1), (0, 0, 10, 10, 0.8, 1)]}
         candidate = {0: [(0, 0, 10, 10, 0.9, 1)]}
-        self.assertEqual(check.match_boxes(reference, candidate, [0]), (1, 2))
+        self.assertEqual(gpu_figures.match_boxes(reference, candidate, [0]), (1, 2))
 
     def test_boxes_file(self):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "boxes.csv"
             path.write_text("tile,x1,y1,x2,y2,score,label\n3,1.5,2,3,4,0.25,7\n3,0,0,1,1,0.5,0\n")
-            self.assertEqual(check.read_boxes(path), {3: [(1.5, 2.0, 3.0, 4.0, 0.25, 7), (0.0, 0.0, 1.0, 1.0, 0.5, 0)]})
+            expected = {3: [(1.5, 2.0, 3.0, 4.0, 0.25, 7), (0.0, 0.0, 1.0, 1.0, 0.5, 0)]}
+            self.assertEqual(gpu_figures.read_boxes(path), expected)
 
     def test_bench_figures(self):
         text = ("mgpr model-only: 571.30 tiles/s (median of 3)\nmgpr end-to-end: 555.10 tiles/s (median of 3)\n"
                 "mgpr end-to-end / model-only = 0.972 (tile 1024, ...)\n"
                 "mgpr device (last round): NVIDIA H100 busy 97.5% of end-to-end, memory avg 3.1 GiB\n")
-        self.assertEqual(check.bench_figures(text),
+        self.assertEqual(gpu_figures.bench_figures(text),
                          {"model_only": 571.3, "end_to_end": 555.1, "ratio": 0.972, "busy": 97.5})
 
     def test_dmon_samples_and_busy_while_running(self):
@@ -121,10 +129,10 @@ class FiguresTest(unittest.TestCase):
                 "    0     0     0     0     0     0     0\n    0    96    40     0     0     0     0\n"
                 "    0    99    45     0     0     0     0\n    0    97    41     0     0     0     0\n"
                 "    0     0     0     0     0     0     0\n")
-        samples = check.dmon_busy(text)
+        samples = gpu_figures.dmon_busy(text)
         self.assertEqual(samples, [0, 96, 99, 97, 0])
-        self.assertEqual(check.busy_while_running(samples), 97)
-        self.assertEqual(check.busy_while_running([0, 0]), 0.0)
+        self.assertEqual(gpu_figures.busy_while_running(samples), 97)
+        self.assertEqual(gpu_figures.busy_while_running([0, 0]), 0.0)
 
 
 class RunTest(unittest.TestCase):
