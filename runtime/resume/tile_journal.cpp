@@ -165,6 +165,31 @@ std::vector<int> drop_results_of_changed_rasters(TileResults& results, const std
   return changed;
 }
 
+std::string forget_rasters(const std::filesystem::path& dir, std::span<const int> images) {
+  if (images.empty()) return {};
+  const std::set<int> forgotten(images.begin(), images.end());
+  std::error_code error;
+  std::string failures;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().extension() != ".tiles") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string kept;
+    std::string line;
+    // A line cut by a kill has no newline: getline hands it over and it goes too.
+    while (std::getline(in, line) && !in.eof()) {
+      int image = -1;
+      std::istringstream(line) >> image;
+      if (!forgotten.contains(image)) kept += line + "\n";
+    }
+    try {
+      write_file_atomically(entry.path(), kept);
+    } catch (const std::exception& failure) {
+      failures += fmt::format("{}; ", failure.what());
+    }
+  }
+  return failures;
+}
+
 TileResults read_journals(const std::filesystem::path& dir) {
   TileResults results;
   std::error_code error;

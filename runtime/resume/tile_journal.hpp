@@ -84,6 +84,13 @@ void record_raster_identities(const std::filesystem::path& dir, std::span<const 
 std::vector<int> drop_results_of_changed_rasters(TileResults& results, const std::filesystem::path& dir,
                                                  std::span<const std::string> rasters);
 
+// Removes every line of rasters `images` from the rank journals in `dir`, each file
+// replaced whole once its new content is written. For rasters changed since they were
+// journaled: were the lines kept, a later resume would find them again once the new
+// identity is recorded, and the first result of a tile wins. Returns what could not be
+// rewritten, empty when all was.
+std::string forget_rasters(const std::filesystem::path& dir, std::span<const int> images);
+
 // Deletes `dir` (one run's journals: plain files, no subfolders) and its parent
 // .mgpr-journal when no other run's journals are left there. Returns what could not be
 // removed, empty when all went (or nothing was there). POSIX calls rather than

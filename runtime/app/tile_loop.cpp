@@ -1,0 +1,71 @@
+#include "app/tile_loop.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <optional>
+
+#include "app/rank_summary.hpp"
+#include "distributed/heartbeat.hpp"
+#include "distributed/sharding.hpp"
+#include "mgpr/input_list.hpp"
+#include "resume/stop_request.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The store's counter of tiles every rank has done, for rank 0's progress line.
+constexpr const char* kRunProgressKey = "mgpr/tiles-done";
+
+// Stops handing out tiles once a stop was asked for; tiles already claimed finish.
+TileFeed stoppable(TileFeed feed) {
+  return [inner = std::move(feed)]() -> std::optional<Tile> {
+    if (stop_signal() != 0) return std::nullopt;
+    return inner();
+  };
+}
+
+}  // namespace
+
+RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, const TileLoopParts& parts,
+                             const std::vector<Tile>& todo, ProgressPrinter& printer, RankSummary& summary) {
+  auto feed = plan.sharding == Sharding::kStatic ? make_static_feed(todo, ranks.rank, ranks.world_size)
+                                                 : make_dynamic_feed(todo, parts.communicator, "mgpr/next-tile");
+  auto heartbeat = Heartbeat::from_environment();
+  TimelineRecorder timeline(summary.timeline);
+  summary.started_unix_s = unix_now();
+  timeline.record({0, 0, 0});
+  // Every rank adds its tiles to one counter on the store, so rank 0's line shows the
+  // whole run's progress: at most twice a second, not per batch (a GPU does dozens).
+  std::int64_t counted = 0;
+  std::int64_t run_done = 0;
+  auto last_count = Clock::time_point{};
+  const auto on_batch = [&](const PipelineStats& running) {
+    if (const auto now = Clock::now(); now - last_count >= std::chrono::milliseconds(500)) {
+      run_done = parts.communicator.add(kRunProgressKey, running.tiles - counted);
+      counted = running.tiles;
+      last_count = now;
+    }
+    printer.update(running, run_done);
+    timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
+    heartbeat.progress();
+  };
+  auto [stats, own_failures] = run_pipeline(
+      {parts.source, plan.in_flight.workers, stoppable(std::move(feed)), plan.in_flight.reader_queue()}, parts.model,
+      plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
+  timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
+  printer.finish(stats);
+  fill_from_stats(summary, stats);
+  for (const auto& [image, reason] : own_failures) {
+    const auto& raster = parts.source.rasters().at(static_cast<std::size_t>(image));
+    summary.failed_rasters.push_back({redact_input(raster.path), reason});
+    fmt::print(stderr, "mgpr: rank {}: raster {} could not be read; its other tiles are skipped: {}\n", ranks.rank,
+               redact_input(raster.path), reason);
+  }
+  heartbeat.finished();  // from here it waits for its peers, and rank 0 then writes
+  return std::move(own_failures);
+}
+
+}  // namespace mgpr::runtime
