@@ -153,16 +153,18 @@ std::string ranks_section(const JobReport& job) {
   if (job.ranks.empty()) return "<h2 id=\"ranks\">Ranks</h2>\n<p>No rank wrote a summary.</p>\n";
   std::string out =
       "<h2 id=\"ranks\">Ranks</h2>\n<table>\n<tr><th>Rank</th><th>Host</th><th>Device</th><th>Tiles</th>"
-      "<th>Tiles/s</th><th>Busy</th><th>Waited for data</th><th>Memory avg / peak</th><th>Status</th></tr>\n";
+      "<th>Tiles/s</th><th>Busy</th><th>Waited for data</th><th>Memory avg / peak</th><th>Host "
+      "peak</th><th>Status</th></tr>\n";
   for (const auto& rank : job.ranks) {
     const auto status = std::string(to_string(rank.status));
     out += fmt::format(
         "<tr><td class=\"n\">{}</td><td>{}</td><td>{}{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2f}</td>"
         "<td class=\"n\">{:.1f}%</td><td class=\"n\">{:.2f} s</td><td class=\"n\">{} / {}</td>"
-        "<td class=\"status-{}\">{}</td></tr>\n",
+        "<td class=\"n\">{}</td><td class=\"status-{}\">{}</td></tr>\n",
         rank.rank, html_text(rank.host), html_text(rank.device),
         rank.gpu_name.empty() ? "" : " (" + html_text(rank.gpu_name) + ")", rank.tiles, rank.tiles_per_s(),
-        rank.busy_percent(), rank.data_wait_s, gib(rank.memory_avg_bytes), gib(rank.memory_peak_bytes), status, status);
+        rank.busy_percent(), rank.data_wait_s, gib(rank.memory_avg_bytes), gib(rank.memory_peak_bytes),
+        rank.host_peak_bytes > 0 ? gib(rank.host_peak_bytes) : "-", status, status);
   }
   return out + "</table>\n";
 }

@@ -140,12 +140,13 @@ std::string rank_table(const JobReport& job) {
   }
   out += "\n";
   if (!job.ranks.empty()) {
-    out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8} {:>7} {:>7} {:>6} {:<11}\n", "RANK", "HOST", "DEVICE", "TILES",
-                       "TILES/S", "MEM", "PEAK", "BUSY%", "STATUS");
+    out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>6} {:<11}\n", "RANK", "HOST", "DEVICE",
+                       "TILES", "TILES/S", "MEM", "PEAK", "RSS", "BUSY%", "STATUS");
     for (const auto& rank : job.ranks) {
-      out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8.2f} {:>7} {:>7} {:>6.1f} {:<11}\n", rank.rank,
+      out += fmt::format("{:>5} {:<12} {:<8} {:>8} {:>8.2f} {:>7} {:>7} {:>7} {:>6.1f} {:<11}\n", rank.rank,
                          printable(rank.host), printable(rank.device), rank.tiles, rank.tiles_per_s(),
-                         memory(rank.memory_avg_bytes), memory(rank.memory_peak_bytes), rank.busy_percent(),
+                         memory(rank.memory_avg_bytes), memory(rank.memory_peak_bytes),
+                         rank.host_peak_bytes > 0 ? memory(rank.host_peak_bytes) : "-", rank.busy_percent(),
                          to_string(rank.status));
     }
     const auto totals = total(job.ranks);

@@ -9,6 +9,7 @@
 
 #include "mgpr/log_layout.hpp"
 #include "mgpr/process.hpp"
+#include "model/device_memory.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -75,7 +76,11 @@ void mark_end_of_timeline(RankSummary& summary) {
   TimelineRecorder(summary.timeline).close(last);
 }
 
-void write_rank_summary(const RankSummary& summary) {
+void write_rank_summary(RankSummary& summary) {
+  summary.host_peak_bytes = process_peak_resident_bytes();
+  // On CPU the loop's peak is the same resident set, sampled: the whole life's is truer.
+  if (summary.gpu_name.empty())
+    summary.memory_peak_bytes = std::max(summary.memory_peak_bytes, summary.host_peak_bytes);
   const auto dir = rank_log_dir();
   if (dir.empty()) return;
   std::filesystem::create_directories(dir);

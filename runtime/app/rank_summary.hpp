@@ -23,6 +23,8 @@ double unix_now();
 // last figures it had, so the report draws the failure at the moment it happened.
 void mark_end_of_timeline(RankSummary& summary);
 // Into the job's log folder; a plain local run (no Slurm job, no MGPR_LOG_DIR) keeps none.
-void write_rank_summary(const RankSummary& summary);
+// Takes the process's peak resident memory first (host_peak_bytes; on CPU also the
+// peak's figure), so the merge and writers after the loop count.
+void write_rank_summary(RankSummary& summary);
 
 }  // namespace mgpr::runtime

@@ -36,9 +36,13 @@ MemorySample sample_memory(const DeviceChoice& device) {
   long pages_resident = 0;
   std::ifstream statm("/proc/self/statm");
   if (statm >> pages_total >> pages_resident) sample.current_bytes = pages_resident * ::sysconf(_SC_PAGESIZE);
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) == 0) sample.peak_bytes = static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+  sample.peak_bytes = process_peak_resident_bytes();
   return sample;
+}
+
+std::int64_t process_peak_resident_bytes() {
+  rusage usage{};
+  return ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<std::int64_t>(usage.ru_maxrss) * 1024 : 0;
 }
 
 std::string device_product_name(const DeviceChoice& device) {

@@ -22,6 +22,9 @@ struct MemorySample {
 
 MemorySample sample_memory(const DeviceChoice& device);
 
+// The process's peak resident set so far (getrusage's ru_maxrss), in bytes.
+std::int64_t process_peak_resident_bytes();
+
 namespace cuda_backend {
 class MemoryQueries;
 }

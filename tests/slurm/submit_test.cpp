@@ -135,9 +135,14 @@ TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   EXPECT_TRUE(contains(result.out, "COMPLETED")) << result.out;
 
   // Both ranks under srun --mgpr shared the 9 tiles: each tile once, none missing.
+  // Each rank's memory is its whole life's: rank 0's writing after the loop included, so
+  // on CPU the peak is the process's resident peak, which a live process never has at 0.
   std::int64_t tiles_by_ranks = 0;
   for (const auto& file : mgpr::list_rank_summaries(layout)) {
-    tiles_by_ranks += mgpr::rank_summary_from_json(mgpr::read_text_file(file), file.string()).tiles;
+    const auto summary = mgpr::rank_summary_from_json(mgpr::read_text_file(file), file.string());
+    tiles_by_ranks += summary.tiles;
+    EXPECT_GT(summary.host_peak_bytes, 0) << file;
+    EXPECT_EQ(summary.memory_peak_bytes, summary.host_peak_bytes) << file;
   }
   EXPECT_EQ(tiles_by_ranks, 9);
   std::set<std::string> tile_rows;
@@ -153,6 +158,7 @@ TEST(Submit, WaitRunsTheJobAndEveryRankReports) {
   const auto table = run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_TRUE(contains(table.out, "total: 2 rank(s)")) << table.out;
+  EXPECT_TRUE(contains(table.out, " RSS ")) << table.out;
 }
 
 TEST(Submit, WaitReturnsAFailedJobsExitCode) {

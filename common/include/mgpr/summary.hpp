@@ -60,6 +60,10 @@ struct RankSummary {
   // The card's peak use with the allocator's cache and the CUDA context, as nvidia-smi
   // shows it (GPU), 0 on CPU.
   std::int64_t memory_device_peak_bytes = 0;
+  // The process's resident-set peak over its whole life, host memory on CPU and GPU
+  // alike: rank 0's merge and writers after the loop included, which memory_peak_bytes,
+  // sampled in the loop, may miss. 0 in summaries written before it existed.
+  std::int64_t host_peak_bytes = 0;
   RankStatus status = RankStatus::kOk;
   std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;
