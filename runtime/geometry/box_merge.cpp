@@ -58,7 +58,7 @@ bool suppresses(const Box& kept, const Box& candidate, const MergeOptions& optio
   if (iou(kept, candidate) >= options.iou_threshold) return true;
   // Containment is for a fragment cut by a tile edge whose object another tile holds
   // whole. Against a box of its own tile it would drop a distinct object: the model saw
-  // both in one view and kept both (issue 18: a cut object next to a larger one vanished).
+  // both in one view and kept both (a cut object next to a larger one vanished).
   if (!candidate.truncated || candidate.tile == kept.tile) return false;
   const double own = area(candidate);
   return own > 0 && intersection_area(kept, candidate) / own >= options.containment_threshold;

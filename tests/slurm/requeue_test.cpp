@@ -70,7 +70,7 @@ TEST(Requeue, ASecondRunReusesTheLogFolderAndIsReported) {
   EXPECT_TRUE(contains(report.out, "total: 1 rank(s)")) << report.out;
 }
 
-// Issue 13, defect 2: the walltime stop (USR2 to the steps, as --signal=USR2@120 sends
+// The walltime stop (USR2 to the steps, as --signal=USR2@120 sends
 // it) must end the step with 3 and requeue every time, not about half the time: a clean
 // stop on one rank once killed its still-finishing peer (srun exited 143, no requeue).
 // Stopped kStops times in a row, every stop requeues, and the job then finishes every

@@ -1,4 +1,4 @@
-// Issue 13, defect 1: the plugin runs as root in slurmstepd, and the job names the
+// The plugin runs as root in slurmstepd, and the job names the
 // folders it writes in (MGPR_LOG_DIR, the submit folder). An unprivileged job user
 // tries to make it append to, create in and delete from places only root may touch;
 // every attempt must fail, and what the plugin does write belongs to the user.

@@ -51,7 +51,7 @@ TEST(Watchdog, ARankThatFailsEarlyEndsItsPeersPromptly) {
   EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "exited with code 1"));
 }
 
-// Issue 13: 3 is a clean stop (SIGUSR2 before walltime), never a failure: the peer still
+// 3 is a clean stop (SIGUSR2 before walltime), never a failure: the peer still
 // finishing its batch is left to finish, no diagnosis is written, and the step ends 3.
 TEST(Watchdog, ARankThatStoppedCleanlyLeavesItsPeersToFinish) {
   const auto logs = scratch("watchdog-clean-stop");
@@ -72,7 +72,7 @@ TEST(Watchdog, AStalledStepIsEnded) {
   EXPECT_TRUE(contains(run.result.err, "made no progress")) << run.result.err;
 }
 
-// Issue 13, defect 3: a rank that has done its share waits for a slower peer at the
+// A rank that has done its share waits for a slower peer at the
 // final gather without touching its file; it says so ("finished") and is not stalled.
 TEST(Watchdog, ARankWaitingForASlowerPeerIsNotStalled) {
   const auto logs = scratch("watchdog-finished-waits");

@@ -31,6 +31,11 @@ torch::jit::Module threshold_segmenter(double threshold);
 // and (800,150)-(1024,350) score 0.8, which a 1024 tile's right edge cuts.
 torch::jit::Module fixed_boxes_detector();
 
+// Whatever the tile, grid x grid boxes of label 1 and score 0.9, one inside each cell of
+// the tile cut in grid x grid (a pixel short of the cell's sides, so neighbours never
+// overlap): a detector as cheap as a model can be, for measuring what happens to boxes.
+torch::jit::Module grid_boxes_detector(int grid);
+
 // A classifier whose two logits per tile are the mean of every pixel of the tile and its
 // negation (tests/support/tile_mean_model.hpp's model): any changed pixel changes them.
 torch::jit::Module tile_mean_classifier();

@@ -203,7 +203,7 @@ int raster_side(const fs::path& file) {
 
 }  // namespace
 
-// Issue 15: multigpu_raster writes its test image with `image_path=... image_size=...`,
+// Multigpu_raster writes its test image with `image_path=... image_size=...`,
 // the keys (and config file) of the prediction run; mgpr-test-image takes them too.
 TEST(TestImage, TakesMgprsKeysAndConfigFileAsMultigpuRasterUsersWriteThem) {
   mgpr::test::TempDir dir;

@@ -21,18 +21,22 @@ int main(int argc, char** argv) {
   double threshold = 0.99;
   int max_boxes = 64;
   int slow_rounds = 0;
+  int grid = 16;
   CLI::App app{"Save a known-answer TorchScript model: bright (mean over bands > threshold) pixels are objects."};
   app.add_option("kind", kind,
                  "detector ([B,max_boxes,6] tensor), detector-dicts (torchvision's list of dicts), "
                  "detector-tuple ((losses, dicts)), segmenter ([B,2,H,W] logits), fixed-boxes (the same two "
-                 "boxes for every tile), or tile-mean (a classifier: logits mean and -mean of the tile's every "
+                 "boxes for every tile), grid-boxes (--grid squared boxes tiling every tile), or tile-mean (a "
+                 "classifier: logits mean and -mean of the tile's every "
                  "pixel, for task=classify)")
       ->required()
-      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes", "tile-mean"}));
+      ->check(CLI::IsMember(
+          {"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes", "grid-boxes", "tile-mean"}));
   app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();
   app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
   app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
       ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--grid", grid, "grid-boxes: boxes per side of a tile (default 16)")->check(CLI::Range(1, 1024));
   std::string card;
   app.add_option("--card", card, "a model card (JSON text) saved inside the file as mgpr.json");
   app.add_option("--slow", slow_rounds, "256x256 matrix products before each forward, to make runs last (default 0)")
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
   auto model = kind == "tile-mean"     ? mgpr::test::tile_mean_classifier()
                : kind == "segmenter"   ? mgpr::test::threshold_segmenter(threshold)
                : kind == "fixed-boxes" ? mgpr::test::fixed_boxes_detector()
+               : kind == "grid-boxes"  ? mgpr::test::grid_boxes_detector(grid)
                                        : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
   if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
   // Renamed when complete, so a test polling for the file never loads half of it.

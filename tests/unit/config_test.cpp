@@ -184,7 +184,7 @@ TEST(Config, MissingFileIsNamed) {
   EXPECT_NE(message.find("'/nonexistent/run.toml' cannot be read"), std::string::npos) << message;
 }
 
-// Issue 13: values that would run wrongly or hang are refused, naming the key.
+// Values that would run wrongly or hang are refused, naming the key.
 TEST(Config, NanThresholdsAndThreadsBeyondAnyNodeAreRefused) {
   mgpr::RunConfig config;
   for (const char* bad : {"iou_threshold=nan", "score_threshold=nan", "score_threshold=inf", "mean=[0.5,nan,0.5]"}) {
@@ -265,7 +265,7 @@ TEST(Config, HelpListsEveryKey) {
 
 }  // namespace
 
-// Issue 15: keys and values spelt as multigpu_raster, Lightning or DeepForest spell them
+// Keys and values spelt as multigpu_raster, Lightning or DeepForest spell them
 // are refused with mgpr's name for the same thing, even where no spelling is close.
 TEST(Config, ForeignKeysAndValuesAreRefusedWithMgprsName) {
   mgpr::RunConfig config;
@@ -295,7 +295,7 @@ TEST(Config, ForeignKeysAndValuesAreRefusedWithMgprsName) {
             std::string::npos);
 }
 
-// Issue 15: Hydra's `--cfg job`, each value with where it came from.
+// Hydra's `--cfg job`, each value with where it came from.
 TEST(Config, TheResolvedConfigurationSaysWhereEachValueCameFrom) {
   mgpr::test::TempDir dir;
   const auto file = dir.path() / "run.toml";

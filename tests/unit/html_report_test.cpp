@@ -79,7 +79,7 @@ TEST(HtmlReport, AFinishedJobHasEveryPartAndNothingToFetchOrRun) {
   EXPECT_FALSE(contains(page, "url(http"));
 }
 
-// Issue 32: the rasters that failed are listed by name with their reason, escaped, and
+// The rasters that failed are listed by name with their reason, escaped, and
 // the verdict says so; a job without any has no such section.
 TEST(HtmlReport, FailedRastersAreListedWithTheirReason) {
   auto first = rank(0, 10);
@@ -98,7 +98,7 @@ TEST(HtmlReport, FailedRastersAreListedWithTheirReason) {
   EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "failed-rasters"));
 }
 
-// Issue 34: the run's model card and class names, from the ranks' summaries, with each
+// The run's model card and class names, from the ranks' summaries, with each
 // label's value beside its name (what the CSVs and class rasters hold), escaped; a run
 // without either shows neither row.
 TEST(HtmlReport, TheModelAndItsClassNamesAreShown) {

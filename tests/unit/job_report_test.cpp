@@ -101,7 +101,7 @@ TEST_F(JobReportFixture, DiedWithoutASummary) {
   EXPECT_TRUE(contains(table, "last lines of stderr:\n  srun: error: gpu01: task 0: Killed")) << table;
 }
 
-// Issue 13: a job's stderr can hold terminal escape sequences (a title change, a
+// A job's stderr can hold terminal escape sequences (a title change, a
 // cursor move that hides lines); mgpr-logs shows them as text.
 TEST_F(JobReportFixture, EscapeSequencesFromTheJobArePrintedAsText) {
   write(layout().stderr_log(), "\x1b]0;pwned\x07\x1b[2Jcleared\n");
@@ -140,7 +140,7 @@ TEST_F(JobReportFixture, AFailedRankIsCountedAndItsErrorShown) {
   EXPECT_TRUE(contains(rank_table(job), "rank 1 error: cannot open raster"));
 }
 
-// Issue 32: a raster that failed mid-run is named with its reason, once however many
+// A raster that failed mid-run is named with its reason, once however many
 // ranks found it unreadable, in the table, the JSON and the verdict.
 TEST_F(JobReportFixture, FailedRastersAreNamedWithTheirReason) {
   write_rank(0, mgpr::RankStatus::kOk, "", {{"/data/NEON_b.tif", "TIFFReadEncodedTile failed"}});

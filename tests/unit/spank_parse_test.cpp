@@ -80,7 +80,7 @@ TEST(SpankParse, PluginArgsEveryKey) {
   EXPECT_FALSE(args.strict);
 }
 
-// Issue 13: a site's slip is refused at load, not half-applied.
+// A site's slip is refused at load, not half-applied.
 TEST(SpankParse, PluginArgsRefuseAnEmptyLogDirAndAKeyGivenTwice) {
   const auto empty = error_of([] { parse_plugstack_config(std::vector<std::string>{"log_dir="}); });
   EXPECT_NE(empty.find("log_dir is empty"), std::string::npos) << empty;

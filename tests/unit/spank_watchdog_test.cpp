@@ -114,7 +114,7 @@ TEST(SpankWatchdog, StallAfterRendezvous) {
   EXPECT_FALSE(judge(facts).end_step);
 }
 
-// Issue 13: a rank waiting at the final gather for a slower peer is not stalled; the
+// A rank waiting at the final gather for a slower peer is not stalled; the
 // peer that stops reporting still is.
 TEST(SpankWatchdog, AFinishedRankWaitingForItsPeersIsNotStalled) {
   auto facts = two_ranks(true, true);
@@ -140,7 +140,7 @@ TEST(SpankWatchdog, NoStallBeforeEveryLocalRankArrived) {
 TEST(SpankWatchdog, WhichExitsEndTheStep) {
   EXPECT_FALSE(exit_ends_step(exited_with(0)));
   EXPECT_TRUE(exit_ends_step(exited_with(1)));
-  // Issue 13: 3 is the clean stop before walltime; ending the step killed the peers
+  // 3 is the clean stop before walltime; ending the step killed the peers
   // still finishing their batch, and the job did not requeue.
   EXPECT_FALSE(exit_ends_step(exited_with(3)));
   EXPECT_TRUE(exit_ends_step(exited_with(2)));

@@ -126,7 +126,7 @@ TEST(Summary, OlderSummariesWithoutTheTimelineStillRead) {
   EXPECT_EQ(read.tiles, 8);
 }
 
-// The rasters a rank could not read, by name with the reason (issue 32).
+// The rasters a rank could not read, by name with the reason.
 TEST(Summary, FailedRastersSurviveRoundTrip) {
   auto original = sample(1, 120, 12.0);
   original.failed_rasters = {

@@ -1,4 +1,4 @@
-// Rasters read at the model's ground resolution (issue 34) through the whole `mgpr`
+// Rasters read at the model's ground resolution through the whole `mgpr`
 // command: a detector whose model card says gsd 0.2, on a 0.1 m raster, finds its squares where it finds
 // them on the raster warped to 0.2 m by GDAL beforehand; the segmenter's class raster
 // is at 0.2 m over the raster's footprint; within the tolerance and with resample=false

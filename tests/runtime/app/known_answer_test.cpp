@@ -259,7 +259,7 @@ std::vector<std::uint8_t> white_everywhere(const fs::path& image) {
   return white;
 }
 
-// Issue 32: the segmentation is nodata (255) where the input pixel is missing under the
+// The segmentation is nodata (255) where the input pixel is missing under the
 // source's rule (nodata in every band), its class elsewhere, one saturated band included;
 // nodata=none classifies every pixel.
 TEST_F(KnownAnswers, SegmentationIsNodataWhereTheInputPixelIsMissing) {

@@ -1,4 +1,4 @@
-// Many rasters in one run, as users hold them (issue 32): a folder of tiles, a list file
+// Many rasters in one run, as users hold them: a folder of tiles, a list file
 // and a quoted glob give the same run; a raster that turns out corrupt mid-run is named,
 // the others finish, and a rerun does only what is missing.
 #include "mgpr_cli_fixture.hpp"

@@ -6,7 +6,7 @@ namespace {
 
 using namespace mgpr::test::cli;  // NOLINT: the suite's fixture and helpers
 
-// Issue 13: a full disk while the GeoPackage was written gave kilobytes of SQLite's SQL
+// A full disk while the GeoPackage was written gave kilobytes of SQLite's SQL
 // and "database or disk is full". For each writer a tmpfs small enough to fill during
 // it: exit 1, the disk named as full, a short message, no output that looks complete,
 // and the journal kept for the rerun. (The COG and the quicklook: the next test.)
@@ -125,7 +125,7 @@ TEST_F(MgprCli, AFullDiskAtTheCogOrQuicklookKeepsTheOutputsWrittenBefore) {
   }
 }
 
-// Issue 13's fault suite: two runs of one job on one output folder at once (a job
+// The fault suite: two runs of one job on one output folder at once (a job
 // submitted twice) both finish, and the outputs are those of a single run: each file is
 // written under a temporary name and renamed, and the shared journal's first result of
 // a tile wins.

@@ -80,7 +80,7 @@ TEST_F(MgprCli, FakeDataNeedsNoRasterAndNoModelFile) {
   EXPECT_TRUE(contains(result.out, "builtin:resnet50")) << result.out;
 }
 
-// Issue 18: a model reports, in every 1024 tile, a larger object and a smaller one the
+// A model reports, in every 1024 tile, a larger object and a smaller one the
 // tile's right edge cuts (IoU 0.26). On a 2048 image with overlap 0 no tile holds the
 // cut ones whole, so all eight boxes are objects; the containment rule dropped the two
 // cut in the left tiles. One rank and two give the same file.
@@ -158,7 +158,7 @@ TEST_F(MgprCli, BadInputsAreRefusedByName) {
       {"missing operator library",
        {image, mean, "model_libraries=/nowhere/libops.so"},
        "model_libraries: cannot load '/nowhere/libops.so'"},
-      // Issue 13: a bare std::bad_alloc once the batch was being filled.
+      // A bare std::bad_alloc once the batch was being filled.
       {"batch beyond the node's memory",
        {image, mean, "batch_size=4096", "tile_size=8192"},
        "lower batch_size or tile_size"},

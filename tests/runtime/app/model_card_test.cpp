@@ -1,4 +1,4 @@
-// Model cards through the whole `mgpr` command (issue 34): a card's bands and
+// Model cards through the whole `mgpr` command: a card's bands and
 // normalisation give what the same keys typed by hand give; a card that contradicts the
 // model (class count against the output, band count against the first layer) is refused
 // by name before any tile is read, and an override that fixes it is taken; the banner and

@@ -152,7 +152,7 @@ bool all_gone(const std::vector<pid_t>& pids, std::chrono::seconds limit) {
   return false;
 }
 
-// Issue 13: the walltime stop (SIGUSR2) sent to a local launcher killed it alone; its
+// The walltime stop (SIGUSR2) sent to a local launcher killed it alone; its
 // ranks ran on orphaned.
 TEST(LocalLaunch, ForwardsTheWalltimeStopToTheRanks) {
   const TempDir dir;

@@ -58,7 +58,7 @@ TEST(BoxMerge, WholeBoxIsNotDroppedForLyingInsideAnother) {
   EXPECT_EQ(merge_boxes(std::vector<Box>{large, cut}, MergeOptions{}).size(), 1U);
 }
 
-// Issue 18: an object cut by an interior tile edge, next to a larger object the model
+// An object cut by an interior tile edge, next to a larger object the model
 // also reported in the same tile (IoU 0.26 < 0.5), was dropped by the containment rule
 // although no tile holds it whole. Boxes of one tile never contain each other away.
 TEST(BoxMerge, ACutObjectBesideALargerOneOfTheSameTileIsKept) {

@@ -111,7 +111,7 @@ TEST(Model, WrongInputShapeIsReportedBeforeAnyTile) {
   EXPECT_NE(message.find("check tile_size and bands"), std::string::npos) << message;
 }
 
-// Issue 18: every model failure was explained as "check tile_size and bands", even one
+// Every model failure was explained as "check tile_size and bands", even one
 // that has nothing to do with the input's shape. The hint now follows the failure.
 TEST(Model, AFailureUnrelatedToTheShapeGetsNoShapeHint) {
   torch::jit::Module module("Refuses");

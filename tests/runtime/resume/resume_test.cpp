@@ -138,7 +138,7 @@ TEST(Resume, AnInterruptedRunFinishesWithTheFilesOfAnUninterruptedOne) {
   EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a finished run keeps no journal";
 }
 
-// Issue 13: a journal line for a tile the inputs do not have (hand-edited, damaged) is
+// A journal line for a tile the inputs do not have (hand-edited, damaged) is
 // never trusted. Counted, it made every rerun end "stopped" (exit 3, requeued forever).
 TEST(Resume, AJournalLineForATileTheInputsDoNotHaveIsIgnored) {
   TempDir dir;

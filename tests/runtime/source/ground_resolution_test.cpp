@@ -1,4 +1,4 @@
-// Rasters read at the model's ground resolution (issue 34): the grid arithmetic from a
+// Rasters read at the model's ground resolution: the grid arithmetic from a
 // raster's geotransform and CRS (metres whatever the CRS's unit, degrees refused, notes
 // for what is read as it is), and the reads themselves: every tile of the model grid as
 // GDAL resamples the whole raster, the last column past an odd edge, and masks.

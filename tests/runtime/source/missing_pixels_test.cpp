@@ -1,4 +1,4 @@
-// Which pixels are missing (issue 32): a pixel of an RGB photograph is missing when every
+// Which pixels are missing: a pixel of an RGB photograph is missing when every
 // selected band holds its nodata value, or where the raster's mask or alpha band says
 // so, not when one channel is saturated; nodata=none and nodata=VALUE replace the
 // raster's own rule; NaN is always missing. Each raster here is a few chosen pixels,

@@ -1,4 +1,4 @@
-// Class names in the tasks' outputs (issue 34): a `label_name` column and field beside
+// Class names in the tasks' outputs: a `label_name` column and field beside
 // the label in CSVs and GeoPackages, category names and an attribute table in the class
 // raster and its copy, and segment_resolution=raster putting a resampled raster's classes
 // back on its own grid. Real GeoTIFFs opened by the real source; files read back with
@@ -48,7 +48,7 @@ void segment_every_tile(mgpr::runtime::TaskOutput& output, const OutputPlan& pla
 
 }  // namespace
 
-// Issue 34: class names give the CSVs a `label_name` column right after `label` and the
+// Class names give the CSVs a `label_name` column right after `label` and the
 // GeoPackage layers a `label_name` text field beside it, in both layouts; a label past
 // the list gets an empty name. (Without names the files are as before: tests above.)
 TEST(RunOutputs, ClassNamesGetAColumnAndAFieldBesideTheLabel) {
@@ -92,7 +92,7 @@ TEST(RunOutputs, ClassNamesGetAColumnAndAFieldBesideTheLabel) {
   }
 }
 
-// Issue 34: the class raster's category names and attribute table, in the VRT and the
+// The class raster's category names and attribute table, in the VRT and the
 // COG (with its .aux.xml side-car), and a legend on the quicklook.
 TEST(RunOutputs, SegmentNamesTheClassesInTheMosaicAndItsCopy) {
   TempDir scratch;
@@ -110,7 +110,7 @@ TEST(RunOutputs, SegmentNamesTheClassesInTheMosaicAndItsCopy) {
   EXPECT_THAT(category_names(out / "a_segmentation.tif"), ElementsAre("ground", "tree"));
 }
 
-// Issue 34, segment_resolution=raster: a raster read at the model's resolution (here its
+// segment_resolution=raster: a raster read at the model's resolution (here its
 // 128 x 96 pixels of 0.1 m read as 64 x 48 of 0.2 m; the plan is made by hand as the
 // source would make it) gets its class and probability mosaics, their COG and quicklook
 // on its own grid: the model's 32 columns of class 1 are the raster's first 64. The

@@ -1,4 +1,4 @@
-// The tasks' final files for many rasters (issue 32): outputs=run writes one CSV and one
+// The tasks' final files for many rasters: outputs=run writes one CSV and one
 // GeoPackage for the run (results with the raster's name, a `rasters` layer of footprints
 // with each raster's status), grouped by CRS; a raster that failed is listed with its
 // reason and gets no results, in either layout. Real GeoTIFFs opened by the real source;

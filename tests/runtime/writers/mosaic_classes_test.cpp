@@ -17,7 +17,7 @@ using testing::HasSubstr;
 
 }  // namespace
 
-// Issue 34: the class names go into the class band as category names and an attribute
+// The class names go into the class band as category names and an attribute
 // table (value, class_name), in the VRT and in its COG copy, where GeoTIFF keeps them
 // in <cog>.aux.xml (renamed into place with it); a COG written again without names loses
 // the stale side-car. Without names there is no side-car (CogEqualsTheVrt... in

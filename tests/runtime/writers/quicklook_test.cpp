@@ -161,7 +161,7 @@ TEST(Quicklook, MaskTintsClassesHalfwayAndLeavesTheRest) {
   EXPECT_EQ(picture.at(450, 100), kRight);  // class 0
 }
 
-// Issue 34: with class names, a legend in the top-left corner: per label drawn, a swatch
+// With class names, a legend in the top-left corner: per label drawn, a swatch
 // in its outline colour and "<label> <name>" in white, on the raster darkened to a third.
 // At 500 px the font is 5 x 7 px: swatches 7 px square at (2, 2) and (2, 12), text from
 // x = 11, the panel 2 px wider than the longest text ("1 person": 8 glyphs of 6 px, less
