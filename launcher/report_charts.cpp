@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mgpr/text.hpp"
+#include "timeline_rows.hpp"
 
 namespace mgpr::launcher {
 namespace {
@@ -40,9 +41,8 @@ TimeUnit unit_for(double span_s) {
   return {3600, "h"};
 }
 
-std::string rank_label(const RankSummary& rank) {
-  auto label = fmt::format("rank {} · {} · {}", rank.rank, rank.host, rank.device);
-  // Whole characters only: a host name may be UTF-8.
+// A row's label cut to the label column. Whole characters only: a host name may be UTF-8.
+std::string shortened(std::string label) {
   if (label.size() > 34) {
     std::size_t cut = 32;
     while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
@@ -98,9 +98,10 @@ double stall_threshold_s(const RankSummary& rank) {
   return std::max(5.0, 4 * gaps[gaps.size() / 2]);
 }
 
-std::string timeline_svg(std::span<const RankSummary> ranks) {
+std::string timeline_svg(std::span<const RankSummary> rank_summaries) {
+  const auto rows = timeline_rows(rank_summaries);
   double first_start = 0;
-  for (const auto& rank : ranks) {
+  for (const auto& [label, rank] : rows) {
     if (rank.timeline.empty() || rank.started_unix_s <= 0) continue;
     if (first_start == 0 || rank.started_unix_s < first_start) first_start = rank.started_unix_s;
   }
@@ -109,7 +110,7 @@ std::string timeline_svg(std::span<const RankSummary> ranks) {
   };
   double span = 0;
   double top_rate = 0;
-  for (const auto& rank : ranks) {
+  for (const auto& [label, rank] : rows) {
     if (rank.timeline.empty()) continue;
     span = std::max(span, offset_of(rank) + rank.timeline.back().t_s);
     for (std::size_t i = 1; i < rank.timeline.size(); ++i) {
@@ -121,15 +122,15 @@ std::string timeline_svg(std::span<const RankSummary> ranks) {
   if (span <= 0) return "";
   const double plot_width = kWidth - kLabelWidth - kRightMargin;
   const auto x_of = [&](double t) { return kLabelWidth + t / span * plot_width; };
-  const double height = kAxisHeight + static_cast<double>(ranks.size()) * (kRowHeight + kRowGap) + 4;
+  const double height = kAxisHeight + static_cast<double>(rows.size()) * (kRowHeight + kRowGap) + 4;
 
   std::string svg = fmt::format(
       "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" role=\"img\" aria-label=\"tiles over time, a row per rank\">\n"
+      "{1}\" role=\"img\" aria-label=\"tiles over time, a row per {2}\">\n"
       "<defs><pattern id=\"stall\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
       "patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"6\" fill=\"#dc2626\" "
       "opacity=\"0.55\"/></pattern></defs>\n",
-      kWidth, height);
+      kWidth, height, rank_summaries.size() <= kRankRowsUpTo ? "rank" : "host");
 
   const auto unit = unit_for(span);
   const double step = nice_step(span / unit.seconds, 8);
@@ -142,9 +143,9 @@ std::string timeline_svg(std::span<const RankSummary> ranks) {
   }
 
   double row_top = kAxisHeight;
-  for (const auto& rank : ranks) {
+  for (const auto& [label, rank] : rows) {
     const double mid = row_top + kRowHeight / 2;
-    svg += fmt::format("<text x=\"6\" y=\"{:.1f}\" class=\"label\">{}</text>\n", mid + 4, html_text(rank_label(rank)));
+    svg += fmt::format("<text x=\"6\" y=\"{:.1f}\" class=\"label\">{}</text>\n", mid + 4, html_text(shortened(label)));
     svg += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"#f3f4f6\"/>\n", kLabelWidth,
                        row_top, plot_width, kRowHeight);
     if (rank.timeline.empty()) {

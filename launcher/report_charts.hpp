@@ -1,6 +1,7 @@
 #pragma once
 // The job report's drawings, as inline SVG the program writes itself (no JavaScript, no
-// fetches): a timeline with a row per rank, and throughput per host and device.
+// fetches): a timeline with a row per rank (per host for many ranks), and throughput per
+// host and device.
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,7 +14,8 @@ namespace mgpr::launcher {
 // control bytes other than line breaks shown as \xHH (printable()).
 std::string html_text(std::string_view text);
 
-// A row per rank on one time axis (started_unix_s aligns hosts): bars as tall as the
+// A row per rank on one time axis (started_unix_s aligns hosts), a row per host beyond
+// kRankRowsUpTo ranks (timeline_rows.hpp): bars as tall as the
 // rank's tiles/s in each interval, an orange strip where it waited for data, hatching
 // where no tile finished for a long time (a stall), and a mark where it ended: done,
 // stopped or failed (with the error as the mark's tooltip). Empty when no rank has a

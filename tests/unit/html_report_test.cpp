@@ -9,9 +9,11 @@
 #include <fstream>
 #include <regex>
 
+#include "job_report.hpp"
 #include "report_charts.hpp"
 #include "support/temp_dir.hpp"
 #include "support/text_search.hpp"
+#include "timeline_rows.hpp"
 
 namespace fs = std::filesystem;
 using namespace mgpr::launcher;
@@ -230,4 +232,71 @@ TEST(HtmlReport, ThroughputIsSummedPerHostAndDevice) {
   EXPECT_TRUE(contains(svg, "node2 · cuda:0 (NVIDIA A100)</text>"));
   EXPECT_TRUE(contains(svg, "3.00 tiles/s"));
   EXPECT_EQ(count(svg, "1.00 tiles/s"), 2U);
+}
+
+namespace {
+
+// `count` ranks, `per_host` on each host, each with a timeline of 256 points over an hour
+// (a thinned timeline's most); rank 37, when there is one, failed half-way.
+std::vector<mgpr::RankSummary> many_ranks(int count, int per_host) {
+  std::vector<mgpr::RankSummary> ranks;
+  for (int number = 0; number < count; ++number) {
+    auto r = rank(number, 0);
+    r.world_size = count;
+    r.host = "node" + std::to_string(number / per_host);
+    r.device = "cuda:" + std::to_string(number % per_host);
+    r.timeline.clear();
+    for (int point = 0; point < 256; ++point) {
+      r.timeline.push_back({point * 14.0, point * 50, point * 0.7});
+    }
+    r.tiles = r.timeline.back().tiles;
+    r.elapsed_s = r.timeline.back().t_s;
+    if (number == 37) {
+      r.status = mgpr::RankStatus::kFailed;
+      r.error = "CUDA error: an illegal memory access";
+      r.timeline.resize(128);
+    }
+    ranks.push_back(r);
+  }
+  return ranks;
+}
+
+}  // namespace
+
+// 16 ranks: a timeline row each; 256 ranks on 32 hosts: a row per host, the failed rank's
+// host marked failed with the rank named, and the page stays small enough to open.
+TEST(HtmlReport, ManyRanksStayReadable) {
+  const auto sixteen = page_of(finished_job(many_ranks(16, 2)));
+  EXPECT_EQ(count(sixteen, "class=\"end-ok\""), 16U);
+  EXPECT_TRUE(contains(sixteen, "a row per rank"));
+
+  const auto job = finished_job(many_ranks(256, 8));
+  const auto page = page_of(job);
+  EXPECT_TRUE(contains(page, "a row per host"));
+  EXPECT_EQ(count(page, "class=\"end-ok\""), 31U);
+  EXPECT_EQ(count(page, "class=\"end-failed\""), 1U);
+  EXPECT_TRUE(contains(page, "node4 · 8 ranks (32–39)")) << "the failed rank's host";
+  EXPECT_TRUE(contains(page, "rank 37: CUDA error: an illegal memory access"));
+  EXPECT_LT(page.size(), 3U << 19) << "a page of " << page.size() << " bytes";
+  // The rank table keeps every rank: a row each.
+  EXPECT_EQ(count(page, "<tr><td class=\"n\">"), 256U);
+  const auto table = rank_table(job);
+  EXPECT_EQ(count(table, " cuda:"), 256U);
+  EXPECT_TRUE(contains(table, "total: 256 rank(s)"));
+}
+
+// A host's row adds its ranks' tiles on one time axis, however their points fall.
+TEST(HtmlReport, AHostsRowAddsItsRanksTiles) {
+  auto ranks = many_ranks(40, 8);
+  ranks[1].started_unix_s += 7;  // a rank that started later ends later
+  const auto rows = timeline_rows(ranks, 10);
+  ASSERT_EQ(rows.size(), 5U);
+  const auto& first = rows.front().activity;
+  EXPECT_EQ(rows.front().label, "node0 · 8 ranks (0–7)");
+  ASSERT_EQ(first.timeline.size(), 11U);
+  EXPECT_EQ(first.timeline.back().tiles, 8 * 255 * 50);
+  EXPECT_DOUBLE_EQ(first.timeline.back().t_s, 255 * 14.0 + 7);
+  EXPECT_EQ(first.timeline.front().tiles, 0);
+  EXPECT_NEAR(first.timeline.back().data_wait_s, 255 * 0.7, 1e-9) << "waits are averaged over the host's ranks";
+  EXPECT_EQ(timeline_rows(many_ranks(32, 8)).size(), 32U) << "up to 32 ranks, a row each";
 }
