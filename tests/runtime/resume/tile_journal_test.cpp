@@ -97,6 +97,7 @@ TEST(TileJournal, ARewrittenRasterLosesOnlyItsOwnResults) {
                                          (folder / "c.tif").string()};
   for (const auto& raster : rasters) std::ofstream(raster) << "first";
   mgpr::runtime::JournalKey key;
+  key.output_dir = folder;  // the journal in the test's folder, not the working one
   key.settings = "task=detect";
   key.model = "builtin:resnet50";
   key.rasters = rasters;
