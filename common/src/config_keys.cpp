@@ -126,6 +126,10 @@ const std::array kKeys{
         "outputs", &RunConfig::outputs,
         "result files: per_raster, run (one set for all rasters, with their footprints), auto (run above 8 rasters)",
         kOutputLayoutNames},
+    ConfigKey{"output_format", &RunConfig::output_format,
+              "vector results: gpkg (GeoPackage), fgb (FlatGeobuf), geojson, shp (ESRI Shapefile), csv (CSV with the "
+              "geometry as WKT, in place of the plain CSV)",
+              kOutputFormatNames},
     ConfigKey{"resume", &RunConfig::resume,
               "skip the tiles an interrupted run with the same inputs and output_dir finished"},
     ConfigKey{"output_dir", &RunConfig::output_dir, "folder for the results"},

@@ -32,6 +32,7 @@ std::string_view name_of(Accelerator accelerator) {
 std::string_view name_of(Precision precision) { return kPrecisionNames.at(static_cast<std::size_t>(precision)); }
 std::string_view name_of(JitExecutor executor) { return kJitExecutorNames.at(static_cast<std::size_t>(executor)); }
 std::string_view name_of(OutputLayout layout) { return kOutputLayoutNames.at(static_cast<std::size_t>(layout)); }
+std::string_view name_of(OutputFormat format) { return kOutputFormatNames.at(static_cast<std::size_t>(format)); }
 
 Task parse_task(std::string_view name) { return parse_choice<Task>("task", name, kTaskNames); }
 Sharding parse_sharding(std::string_view name) { return parse_choice<Sharding>("sharding", name, kShardingNames); }
@@ -45,6 +46,10 @@ JitExecutor parse_jit_executor(std::string_view name) {
 
 OutputLayout parse_output_layout(std::string_view name) {
   return parse_choice<OutputLayout>("outputs", name, kOutputLayoutNames);
+}
+
+OutputFormat parse_output_format(std::string_view name) {
+  return parse_choice<OutputFormat>("output_format", name, kOutputFormatNames);
 }
 
 NodataRule parse_nodata(std::string_view text) {

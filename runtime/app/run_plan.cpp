@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
 
+#include "distributed/rank0_value.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/input_list.hpp"
 #include "mgpr/model_card.hpp"
@@ -34,13 +36,16 @@ int default_threads(const RankEnvironment& ranks) {
   return std::max(1, usable / std::max(1, ranks.local_world_size));
 }
 
-SourceOptions source_options(const RunConfig& config) {
+// The key of the frozen input list on the run's store.
+constexpr const char* kFrozenInputsKey = "inputs/rasters";
+
+SourceOptions source_options(const RunConfig& config, std::vector<std::string> rasters) {
   SourceOptions source;
   if (config.use_fake_data) {
     source.fake = FakeDataOptions{config.dummy_dataset_count, config.dummy_dataset_delay,
                                   parse_fake_data_type(config.dummy_dataset_type)};
   } else {
-    source.rasters = expand_inputs(config.image_path, {config.image_glob, config.recursive});
+    source.rasters = std::move(rasters);
   }
   source.bands = config.bands;
   source.nodata = parse_nodata(config.nodata);
@@ -67,6 +72,7 @@ TaskOptions task_options(const RunConfig& config) {
   output.quicklook = config.quicklook;
   output.quicklook_size = config.quicklook_size;
   output.layout = parse_output_layout(config.outputs);
+  output.format = parse_output_format(config.output_format);
   output.class_names = config.class_names;
   output.segment_at_raster_resolution = config.segment_resolution == "raster";
   return output;
@@ -96,7 +102,28 @@ JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters)
   return key;
 }
 
-RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, const std::optional<ModelCard>& card) {
+RendezvousOptions rendezvous_options(const RunConfig& config) {
+  RendezvousOptions options;
+  options.timeout = std::chrono::seconds(config.rendezvous_timeout);
+  options.peer_timeout = std::chrono::seconds(config.peer_timeout);
+  return options;
+}
+
+std::vector<std::string> expand_inputs_once(const RunConfig& config, const RankEnvironment& ranks,
+                                            const std::shared_ptr<EarlyStore>& early) {
+  if (config.use_fake_data) return {};
+  const auto expand = [&] { return expand_inputs(config.image_path, {config.image_glob, config.recursive}); };
+  if (ranks.world_size <= 1) return expand();
+  return split_list(share_from_rank0(ranks, rendezvous_options(config), early, kFrozenInputsKey,
+                                     [&] { return join_list(expand()); }));
+}
+
+RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, const std::optional<ModelCard>& card,
+                      std::optional<std::vector<std::string>> rasters) {
+  if (!rasters && ranks.world_size > 1 && !config.use_fake_data) {
+    throw std::logic_error("make_run_plan: a run of several ranks takes the inputs expand_inputs_once froze");
+  }
+  if (!rasters && !config.use_fake_data) rasters = expand_inputs_once(config, ranks, nullptr);
   RunPlan plan;
   plan.threads = config.threads > 0 ? config.threads : default_threads(ranks);
   plan.device = choose_device(parse_accelerator(config.accelerator), ranks.local_rank);
@@ -104,7 +131,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
                                    config.batch_size, config.tile_size, config.cpu_forward_tiles, config.onednn_fusion,
                                    parse_task(config.task), parse_jit_executor(config.jit_executor)},
                                   execution_facts(plan.device), config.cudnn_benchmark);
-  plan.source = source_options(config);
+  plan.source = source_options(config, rasters.value_or(std::vector<std::string>{}));
   // Start-up opens every raster before the model runs: all of this rank's CPUs may help.
   plan.source.open_threads = std::max(plan.threads, config.workers);
   plan.source.readers = config.workers;
@@ -131,8 +158,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);
   plan.sharding = parse_sharding(config.sharding);
   plan.log_interval = config.log_interval;
-  plan.rendezvous.timeout = std::chrono::seconds(config.rendezvous_timeout);
-  plan.rendezvous.peer_timeout = std::chrono::seconds(config.peer_timeout);
+  plan.rendezvous = rendezvous_options(config);
   plan.rendezvous.use_gpu = plan.device.is_cuda;
   plan.rendezvous.device_index = plan.device.is_cuda ? static_cast<int>(plan.device.device.index()) : 0;
   plan.resume = config.resume;

@@ -6,6 +6,7 @@
 // nothing here is worked out twice.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,12 +55,28 @@ struct RunPlan {
 void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
                        const std::string& origin);
 
+// The rendezvous timeouts `config` asks for; make_run_plan adds the device's fields.
+RendezvousOptions rendezvous_options(const RunConfig& config);
+
+// The rasters `config`'s inputs expand to (mgpr/input_list.hpp), once for the whole run:
+// a single rank expands them; in a run of several, rank 0 expands them and publishes the
+// list on the run's store (`early`: serve_store_early's, held by rank 0 until the
+// rendezvous), and the other ranks take that list and list nothing themselves, so every
+// rank reads the same frozen list even when a folder or bucket changes while they start.
+// A refusal (an empty folder, an unreadable list) is rank 0's, thrown on every rank.
+// Empty for fake data.
+std::vector<std::string> expand_inputs_once(const RunConfig& config, const RankEnvironment& ranks,
+                                            const std::shared_ptr<EarlyStore>& early);
+
 // Resolves `config` on this machine for the rank `ranks` describes: threads from Slurm's
 // CPUs or this machine's, the device, the execution plan, each stage's options. Throws
 // UsageError for a choice the device cannot run (precision=bf16 on a GPU without it, ...).
-// `card` is the model card resolve_config applied, if any.
+// `card` is the model card resolve_config applied, if any. `rasters`: the inputs as
+// expand_inputs_once froze them, which a run of several ranks must pass (std::logic_error
+// otherwise: no rank lists inputs for itself); a single rank may leave them to this call.
 RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks,
-                      const std::optional<ModelCard>& card = std::nullopt);
+                      const std::optional<ModelCard>& card = std::nullopt,
+                      std::optional<std::vector<std::string>> rasters = std::nullopt);
 
 // The bounds that depend on the rasters once `source` has opened them (their band count,
 // whether their tiles travel raw): the tiles in flight, as they travel, against the

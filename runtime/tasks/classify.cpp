@@ -1,19 +1,16 @@
 // task=classify: [B, C] logits → a label, its softmax probability and its logit per
-// tile; written as a CSV and a GeoPackage of tile footprints per raster.
+// tile; each tile's result one record (its footprint and fields), which the result files
+// write as the table and the vector layer (result_files.hpp).
 #include <fmt/format.h>
 
 #include <iterator>
 #include <map>
-#include <optional>
 #include <sstream>
 
 #include "geometry/georef.hpp"
 #include "mgpr/error.hpp"
-#include "mgpr/log_layout.hpp"
+#include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"
-#ifdef MGPR_HAVE_GDAL
-#include "writers/vector_layer.hpp"
-#endif
 
 namespace mgpr::runtime {
 namespace {
@@ -63,90 +60,75 @@ class ClassifyOutput final : public TaskOutput {
     for (const auto& tile : plan_.tiles) windows[tile.id] = tile.window;
     std::vector<std::filesystem::path> written;
     const bool fake = plan_.rasters.empty();
-    // Fake data has no rasters to list: its one CSV, whatever the layout.
-    const bool run_layout = plan_.layout == OutputLayout::kRun && !fake;
     auto outcomes = raster_outcomes(plan_, all, failed);
-    std::string run_csv = csv_header();
-#ifdef MGPR_HAVE_GDAL
-    std::optional<RunGeoPackage> gpkg;
-    if (run_layout) gpkg.emplace(plan_, "tiles", fields());
-#endif
+    ResultFiles files(plan_, "tiles", fields());
     for (std::size_t image = 0; image < plan_.prefixes.size(); ++image) {
       // A raster that failed has only some of its results: none are written.
       if (!fake && outcomes[image].failed) continue;
       const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters[image]);
       const std::string raster_name = fake ? "fake" : plan_.rasters[image].path;
-      std::string csv;
-#ifdef MGPR_HAVE_GDAL
-      std::vector<PolygonFeature> features;
-#endif
+      std::vector<Record> records;
       const auto [first, last] = results_of(all, static_cast<int>(image));
-      for (auto at = first; at != last; ++at) {
-        const auto& [id, payload] = *at;
-        const auto& w = windows.at(id);
-        const auto result = decode(payload);
-        const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
-        const auto name = named() ? "," + csv_field(class_name(plan_.options.class_names, result.label)) : "";
-        csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}{},{:.9g},{:.9g}\n", csv_field(raster_name), id.image,
-                           id.row, id.column, w.x, w.y, w.width, w.height, centre.x, centre.y, result.label, name,
-                           result.score, result.logit);
-#ifdef MGPR_HAVE_GDAL
-        std::vector<FieldValue> values{std::int64_t{id.row}, std::int64_t{id.column}, result.label, result.score,
-                                       result.logit};
-        if (named()) values.insert(values.begin() + 3, class_name(plan_.options.class_names, result.label));
-        features.push_back({transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height), std::move(values)});
-#endif
-      }
+      for (auto at = first; at != last; ++at)
+        records.push_back(record(raster_name, at->first, windows.at(at->first), transform, decode(at->second)));
       if (!fake) outcomes[image].results = std::distance(first, last);
-      if (run_layout) {
-        run_csv += csv;
-#ifdef MGPR_HAVE_GDAL
-        for (auto& feature : features) gpkg->add(static_cast<int>(image), std::move(feature));
-#endif
-        continue;
-      }
-      const auto prefix = plan_.prefixes[image];
-      std::filesystem::create_directories(prefix.parent_path());
-      write_file_atomically(prefix.string() + "_tiles.csv", csv_header() + csv);
-      written.emplace_back(prefix.string() + "_tiles.csv");
-#ifdef MGPR_HAVE_GDAL
-      if (!fake) {
-        write_polygon_layer(prefix.string() + "_tiles.gpkg", "tiles", plan_.rasters[image].crs_wkt, fields(), features);
-        written.emplace_back(prefix.string() + "_tiles.gpkg");
-      }
-#endif
+      files.add(static_cast<int>(image), records, written);
     }
-    if (run_layout) {
-      write_run_table(plan_, "tiles", run_csv, written);
-#ifdef MGPR_HAVE_GDAL
-      gpkg->write_run_file("tiles", outcomes, written);
-#endif
-    }
+    files.finish(outcomes, written);
     return written;
   }
 
  private:
   // Without class names the files stay as they were before names existed: a
-  // `label_name` column of empty values would change every existing output for nothing.
+  // `label_name` field of empty values would change every existing output for nothing.
   [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
 
-  [[nodiscard]] std::string csv_header() const {
-    return named() ? "raster,image,row,column,x,y,width,height,center_x,center_y,label,label_name,score,logit\n"
-                   : "raster,image,row,column,x,y,width,height,center_x,center_y,label,score,logit\n";
-  }
-
-#ifdef MGPR_HAVE_GDAL
+  // The table's columns and the layer's fields (docs/outputs.md), in one list: the
+  // tile's place is `row`, `column` in the table and `tile_row`, `tile_column` in the
+  // layers, as they always were.
   [[nodiscard]] std::vector<VectorField> fields() const {
     using Type = VectorField::Type;
-    std::vector<VectorField> list{{"tile_row", Type::kInteger},
-                                  {"tile_column", Type::kInteger},
+    using Shown = VectorField::Shown;
+    std::vector<VectorField> list{{"raster", Type::kString, Shown::kTableAndRunLayer},
+                                  {"image", Type::kInteger, Shown::kTable},
+                                  {"row", Type::kInteger, Shown::kTable},
+                                  {"column", Type::kInteger, Shown::kTable},
+                                  {"tile_row", Type::kInteger, Shown::kLayer},
+                                  {"tile_column", Type::kInteger, Shown::kLayer},
+                                  {"x", Type::kInteger, Shown::kTable},
+                                  {"y", Type::kInteger, Shown::kTable},
+                                  {"width", Type::kInteger, Shown::kTable},
+                                  {"height", Type::kInteger, Shown::kTable},
+                                  {"center_x", Type::kReal, Shown::kTable},
+                                  {"center_y", Type::kReal, Shown::kTable},
                                   {"label", Type::kInteger},
-                                  {"score", Type::kReal},
-                                  {"logit", Type::kReal}};
-    if (named()) list.insert(list.begin() + 3, {"label_name", Type::kString});
+                                  {"score", Type::kReal, Shown::kEverywhere, true},
+                                  {"logit", Type::kReal, Shown::kEverywhere, true}};
+    if (named()) list.insert(list.end() - 2, {"label_name", Type::kString});
     return list;
   }
-#endif
+
+  [[nodiscard]] Record record(const std::string& raster, const TileId& id, const PixelWindow& w,
+                              const GeoTransform& transform, const TileClass& result) const {
+    const auto centre = transform.to_map(w.x + w.width / 2.0, w.y + w.height / 2.0);
+    std::vector<FieldValue> values{raster,
+                                   std::int64_t{id.image},
+                                   std::int64_t{id.row},
+                                   std::int64_t{id.column},
+                                   std::int64_t{id.row},
+                                   std::int64_t{id.column},
+                                   std::int64_t{w.x},
+                                   std::int64_t{w.y},
+                                   std::int64_t{w.width},
+                                   std::int64_t{w.height},
+                                   centre.x,
+                                   centre.y,
+                                   result.label,
+                                   result.score,
+                                   result.logit};
+    if (named()) values.insert(values.end() - 2, class_name(plan_.options.class_names, result.label));
+    return {transform.footprint(w.x, w.y, w.x + w.width, w.y + w.height), std::move(values)};
+  }
 
   OutputPlan plan_;
 };

@@ -12,6 +12,7 @@
 
 #include "mgpr/error.hpp"
 #include "resume/stop_request.hpp"
+#include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"
 #ifdef MGPR_HAVE_GDAL
 #include "geometry/segment_layout.hpp"
@@ -156,8 +157,8 @@ class SegmentOutput final : public TaskOutput {
       }
     }
     if (plan_.layout == OutputLayout::kRun) {
-      // The mosaics stay per raster (one CRS each); the run's GeoPackage lists the rasters.
-      RunGeoPackage(plan_, "", {}).write_run_file("segmentation", outcomes, written);
+      // The mosaics stay per raster (one CRS each); the run's vector files list the rasters.
+      ResultFiles(plan_, "segmentation", {}).finish(outcomes, written);
     }
     return written;
   }

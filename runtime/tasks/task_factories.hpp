@@ -19,8 +19,6 @@ torch::IValue segment_pixels(const torch::Tensor& scores, bool with_probability)
 
 // What a model returned, for error messages: "a tensor of shape [2, 5]", "a list of 2 GenericDict".
 std::string describe_output(const torch::IValue& output);
-// Fields of a CSV: quoted when they hold a comma, quote or newline.
-std::string csv_field(const std::string& text);
 // The name of `label` in `class_names` (index = label value); empty for a label outside
 // the list, so a model with more classes than names still writes every row.
 std::string class_name(const std::vector<std::string>& class_names, std::int64_t label);

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
 
 #include <climits>
-#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -35,16 +34,6 @@ std::string describe_output(const torch::IValue& output) {
 std::string class_name(const std::vector<std::string>& class_names, std::int64_t label) {
   if (label < 0 || static_cast<std::uint64_t>(label) >= class_names.size()) return {};
   return class_names[static_cast<std::size_t>(label)];
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
 }
 
 GeoTransform raster_transform(const RasterDescription& raster) { return raster.geotransform.value_or(GeoTransform()); }
@@ -112,91 +101,6 @@ std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(c
 std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension) {
   return plan.options.output_dir / fmt::format("run_{}{}", what, extension);
 }
-
-void write_run_table(const OutputPlan& plan, std::string_view what, std::string_view csv,
-                     std::vector<std::filesystem::path>& written) {
-  const auto table = run_file(plan, what, ".csv");
-  std::filesystem::create_directories(table.parent_path());
-  write_file_atomically(table, csv);
-  written.push_back(table);
-}
-
-#ifdef MGPR_HAVE_GDAL
-namespace {
-
-// Rasters share a layer when their CRSs have one EPSG code, else when their WKT is the same.
-std::string crs_key(const std::string& wkt) {
-  if (const auto code = epsg_code(wkt)) return fmt::format("EPSG:{}", *code);
-  return wkt;
-}
-
-}  // namespace
-
-RunGeoPackage::RunGeoPackage(const OutputPlan& plan, std::string layer, std::vector<VectorField> fields)
-    : plan_(plan), layer_(std::move(layer)) {
-  if (!fields.empty()) {
-    fields_.push_back({"raster", VectorField::Type::kString});
-    fields_.insert(fields_.end(), fields.begin(), fields.end());
-  }
-  std::map<std::string, std::size_t> groups;
-  for (const auto& raster : plan_.rasters) {
-    const auto key = crs_key(raster.crs_wkt);
-    const auto [at, added] = groups.try_emplace(key, wkts_.size());
-    if (added) {
-      const auto code = epsg_code(raster.crs_wkt);
-      suffixes_.push_back(wkts_.empty()            ? std::string()
-                          : code                   ? fmt::format("_{}", *code)
-                          : raster.crs_wkt.empty() ? std::string("_nocrs")
-                                                   : fmt::format("_crs{}", wkts_.size() + 1));
-      wkts_.push_back(raster.crs_wkt);
-    }
-    group_of_.push_back(at->second);
-  }
-  features_.resize(wkts_.size());
-}
-
-void RunGeoPackage::add(int image, PolygonFeature feature) {
-  const auto index = static_cast<std::size_t>(image);
-  feature.values.insert(feature.values.begin(), plan_.rasters.at(index).path);
-  features_.at(group_of_.at(index)).push_back(std::move(feature));
-}
-
-void RunGeoPackage::write_run_file(std::string_view what, std::span<const RasterOutcome> outcomes,
-                                   std::vector<std::filesystem::path>& written) const {
-  const auto file = run_file(plan_, what, ".gpkg");
-  (void)write(file, outcomes);
-  written.push_back(file);
-}
-
-std::vector<std::string> RunGeoPackage::write(const std::filesystem::path& file,
-                                              std::span<const RasterOutcome> outcomes) const {
-  using Type = VectorField::Type;
-  static const std::vector<VectorField> kRasterFields{{"raster", Type::kString},      {"status", Type::kString},
-                                                      {"error", Type::kString},       {"tiles", Type::kInteger},
-                                                      {"tiles_done", Type::kInteger}, {"results", Type::kInteger}};
-  if (outcomes.size() != plan_.rasters.size()) throw std::logic_error("an outcome per raster is needed");
-  std::vector<std::vector<PolygonFeature>> footprints(wkts_.size());
-  for (std::size_t i = 0; i < plan_.rasters.size(); ++i) {
-    const auto& raster = plan_.rasters[i];
-    const auto& outcome = outcomes[i];
-    footprints[group_of_[i]].push_back({raster_transform(raster).footprint(0, 0, raster.width, raster.height),
-                                        {raster.path, std::string(outcome.failed ? "failed" : "complete"),
-                                         outcome.error, outcome.tiles, outcome.tiles_done, outcome.results}});
-  }
-  std::vector<PolygonLayer> layers;
-  std::vector<std::string> names;
-  for (std::size_t group = 0; group < wkts_.size(); ++group) {
-    if (!fields_.empty()) {
-      layers.push_back({layer_ + suffixes_[group], wkts_[group], fields_, features_[group]});
-    }
-    layers.push_back({"rasters" + suffixes_[group], wkts_[group], kRasterFields, footprints[group]});
-  }
-  for (const auto& layer : layers) names.push_back(layer.name);
-  std::filesystem::create_directories(file.parent_path());
-  write_polygon_layers(file, layers);
-  return names;
-}
-#endif
 
 std::string encode_results(const TileResults& results) {
   std::string text;

@@ -19,9 +19,6 @@
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
-#ifdef MGPR_HAVE_GDAL
-#include "writers/vector_layer.hpp"
-#endif
 
 namespace mgpr::runtime {
 
@@ -74,6 +71,9 @@ struct TaskOptions {
   OutputLayout layout = OutputLayout::kAuto;  // plan_outputs resolves kAuto by the raster count
   std::vector<std::string> class_names;       // the name of each label value (index = label); may be empty
   bool segment_at_raster_resolution = false;  // segment: a resampled raster's classes back on its own grid
+
+  // The vector results' format (result_files.hpp).
+  OutputFormat format = OutputFormat::kGeoPackage;
 };
 
 // What every task's outputs need to know of the run.
@@ -117,42 +117,6 @@ std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(c
 
 // <output_dir>/run_<what><extension>: "detections", ".csv" → run_detections.csv.
 std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension);
-
-// Writes the run's table `csv` (its header included) as run_<what>.csv and adds the file
-// to `written`.
-void write_run_table(const OutputPlan& plan, std::string_view what, std::string_view csv,
-                     std::vector<std::filesystem::path>& written);
-
-#ifdef MGPR_HAVE_GDAL
-// The run's GeoPackage. A layer has one CRS, so the rasters are grouped by CRS (the same
-// EPSG code, else the same WKT; no CRS is a group of its own), in the order of their first
-// raster; each group gets the task's result layer (when it has one) and a `rasters` layer
-// of footprints. The first group's layers have the plain names, the others a suffix:
-// `_<EPSG code>`, `_nocrs`, or `_crs<N>` (the run's Nth CRS) for a CRS without a code.
-class RunGeoPackage {
- public:
-  // `layer`: the result layer's name ("detections"), `fields` its fields; the writer puts
-  // a text field `raster` (the raster's path as given) before them. No fields: no result
-  // layer, only `rasters` (segment).
-  RunGeoPackage(const OutputPlan& plan, std::string layer, std::vector<VectorField> fields);
-  // A result of raster `image`; `feature.values` without the raster's name.
-  void add(int image, PolygonFeature feature);
-  // Writes `file` with every layer; returns the layer names, in the order written.
-  std::vector<std::string> write(const std::filesystem::path& file, std::span<const RasterOutcome> outcomes) const;
-  // Writes run_<what>.gpkg and adds the file to `written`.
-  void write_run_file(std::string_view what, std::span<const RasterOutcome> outcomes,
-                      std::vector<std::filesystem::path>& written) const;
-
- private:
-  const OutputPlan& plan_;
-  std::string layer_;
-  std::vector<VectorField> fields_;                    // `raster` first
-  std::vector<std::size_t> group_of_;                  // per raster
-  std::vector<std::string> suffixes_;                  // per group: "" for the first, "_32618", ...
-  std::vector<std::string> wkts_;                      // per group: its first raster's CRS
-  std::vector<std::vector<PolygonFeature>> features_;  // per group
-};
-#endif
 
 // Results travel between ranks as journal lines.
 std::string encode_results(const TileResults& results);

@@ -62,7 +62,16 @@ void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file) {
   if (CPLGetLastErrorType() >= CE_Failure) fail(file, "closing it failed");
 }
 
-PartialFile::PartialFile(std::filesystem::path target) : target_(std::move(target)) {
+namespace {
+
+std::filesystem::path with_extension(std::filesystem::path file, std::string_view extension) {
+  return file.replace_extension(extension);
+}
+
+}  // namespace
+
+PartialFile::PartialFile(std::filesystem::path target, std::span<const std::string_view> sidecars)
+    : target_(std::move(target)), sidecars_(sidecars) {
   // Host and process in the name: two runs writing one output folder at once (a job
   // submitted twice, on one node or two) must not write, or remove, each other's file.
   partial_ = target_.parent_path() / fmt::format(".{}.partial-{}-{}{}", target_.filename().string(), host_name("host"),
@@ -70,16 +79,31 @@ PartialFile::PartialFile(std::filesystem::path target) : target_(std::move(targe
   // A process with our number may have left one; drivers differ on whether they overwrite.
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);
+  for (const auto extension : sidecars_) std::filesystem::remove(with_extension(partial_, extension), ignored);
 }
 
 PartialFile::~PartialFile() {
   if (committed_) return;
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);
+  for (const auto extension : sidecars_) std::filesystem::remove(with_extension(partial_, extension), ignored);
 }
 
 void PartialFile::commit() {
   std::error_code error;
+  for (const auto extension : sidecars_) {
+    const auto sidecar = with_extension(partial_, extension);
+    const auto target = with_extension(target_, extension);
+    if (std::filesystem::exists(sidecar)) {
+      std::filesystem::rename(sidecar, target, error);
+    } else {
+      std::filesystem::remove(target, error);
+    }
+    if (error) {
+      throw std::runtime_error(fmt::format("cannot write '{}': renaming '{}' failed: {}", target_.string(),
+                                           sidecar.string(), error.message()));
+    }
+  }
   std::filesystem::rename(partial_, target_, error);
   if (error) {
     throw std::runtime_error(fmt::format("cannot write '{}': renaming the complete '{}' over it failed: {}",

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "gdal/gdal_errors.hpp"
@@ -27,10 +28,13 @@ void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file);
 
 // `.<name>.partial-<host>-<pid><extension>` next to the target (drivers choose by extension), removed
 // on destruction unless commit() renamed it over the target. Declare it before the
-// dataset writing it, so the dataset is closed first.
+// dataset writing it, so the dataset is closed first. `sidecars`: the extensions of the
+// files a format writes beside the main one (a Shapefile's .dbf, ...), renamed before it,
+// so that the main file's name still marks a complete set; a sidecar this write lacks is
+// removed from the target's (a stale .prj would give the new file an old CRS).
 class PartialFile {
  public:
-  explicit PartialFile(std::filesystem::path target);
+  explicit PartialFile(std::filesystem::path target, std::span<const std::string_view> sidecars = {});
   ~PartialFile();
   PartialFile(const PartialFile&) = delete;
   PartialFile& operator=(const PartialFile&) = delete;
@@ -42,6 +46,7 @@ class PartialFile {
  private:
   std::filesystem::path target_;
   std::filesystem::path partial_;
+  std::span<const std::string_view> sidecars_;
   bool committed_ = false;
 };
 

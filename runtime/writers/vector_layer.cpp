@@ -1,5 +1,5 @@
-#include "writers/vector_layer.hpp"
-
+// The one GDAL writer of records: every vector format goes through here, its
+// differences read from its row in vector_formats.cpp.
 #include <fmt/format.h>
 #include <ogr_feature.h>
 #include <ogr_geometry.h>
@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "writers/gdal_write.hpp"
+#include "writers/vector_output.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
 constexpr const char* kUndefinedCartesian =
     R"(LOCAL_CS["Undefined Cartesian SRS",UNIT["Meter",1],AXIS["Easting",EAST],AXIS["Northing",NORTH]])";
+// The widest text field dBASE holds; GDAL's default (80) would cut long raster paths.
+constexpr int kShapefileTextWidth = 254;
 
 OGRFieldType ogr_type(VectorField::Type type) {
   switch (type) {
@@ -30,11 +33,29 @@ OGRFieldType ogr_type(VectorField::Type type) {
   return OFTString;
 }
 
+// The layer creation options of each format: CSV with the geometry as WKT (and no .csvt
+// beside it), text quoted only where it must be, as in the plain CSV (GDAL would quote
+// every integer it keeps as text); Shapefile in UTF-8 (a .cpg says so), refusing to grow
+// past 2 GB, where readers other than GDAL stop.
+CPLStringList layer_options(const VectorFormat& format) {
+  CPLStringList options;
+  if (format.format == OutputFormat::kCsv) {
+    options.SetNameValue("GEOMETRY", "AS_WKT");
+    options.SetNameValue("CREATE_CSVT", "NO");
+    options.SetNameValue("STRING_QUOTING", "IF_NEEDED");
+  }
+  if (format.format == OutputFormat::kShapefile) {
+    options.SetNameValue("ENCODING", "UTF-8");
+    options.SetNameValue("2GB_LIMIT", "YES");
+  }
+  return options;
+}
+
 // The variant's alternatives are in the same order as VectorField::Type's values.
 void check_values(const std::filesystem::path& file, std::span<const VectorField> fields,
-                  std::span<const PolygonFeature> features) {
-  for (std::size_t i = 0; i < features.size(); ++i) {
-    const auto& values = features[i].values;
+                  std::span<const Record> records) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& values = records[i].values;
     if (values.size() != fields.size()) {
       throw std::invalid_argument(
           fmt::format("'{}': feature {} has {} values for {} fields", file.string(), i, values.size(), fields.size()));
@@ -46,6 +67,18 @@ void check_values(const std::filesystem::path& file, std::span<const VectorField
       }
     }
   }
+}
+
+const VectorFormat& format_of(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
+  const auto format = vector_format_of(file);
+  if (!format) throw std::invalid_argument(fmt::format("'{}': no vector format has this extension", file.string()));
+  const auto& row = vector_format(*format);
+  if (!row.many_layers && layers.size() != 1) {
+    throw std::invalid_argument(
+        fmt::format("'{}': {} holds one layer per file, not {}", file.string(), row.driver, layers.size()));
+  }
+  for (const auto& layer : layers) check_values(file, layer.fields, layer.records);
+  return row;
 }
 
 void set_values(OGRFeature& feature, const std::vector<FieldValue>& values) {
@@ -61,69 +94,88 @@ void set_values(OGRFeature& feature, const std::vector<FieldValue>& values) {
   }
 }
 
-OGRPolygon polygon(const std::array<MapPoint, 4>& corners) {
-  OGRLinearRing ring;
-  for (const auto& corner : corners) ring.addPoint(corner.x, corner.y);
-  ring.closeRings();
+OGRPolygon polygon(const Geometry& geometry) {
   OGRPolygon result;
-  result.addRing(&ring);
+  for (const auto& points : geometry.rings) {
+    OGRLinearRing ring;
+    for (const auto& point : points) ring.addPoint(point.x, point.y);
+    ring.closeRings();
+    result.addRing(&ring);
+  }
   return result;
+}
+
+// The layers' CRSs; none for a layer without one, except in a GeoPackage (below).
+std::vector<std::unique_ptr<OGRSpatialReference>> layer_crs(const std::filesystem::path& file,
+                                                            const VectorFormat& format,
+                                                            std::span<const RecordLayer> layers) {
+  std::vector<std::unique_ptr<OGRSpatialReference>> crs;
+  for (const auto& layer : layers) {
+    // Without a CRS the coordinates are pixels: GeoPackage's "undefined Cartesian" CRS
+    // (srs_id -1), which GDAL picks for this name. Given nothing, GDAL would choose the
+    // "undefined geographic" one and GIS tools would take pixels for degrees.
+    const bool undefined = layer.crs_wkt.empty();
+    if (undefined && format.format != OutputFormat::kGeoPackage) {
+      crs.emplace_back();
+      continue;
+    }
+    auto& one = crs.emplace_back(std::make_unique<OGRSpatialReference>());
+    if (one->importFromWkt(undefined ? kUndefinedCartesian : layer.crs_wkt.c_str()) != OGRERR_NONE) {
+      output::fail(file, "its CRS is not valid WKT");
+    }
+    // Coordinates come from the geotransform, which is always x = easting/longitude.
+    one->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  }
+  return crs;
+}
+
+OGRLayer& create_layer(GDALDataset& dataset, const std::filesystem::path& file, const VectorFormat& format,
+                       const RecordLayer& layer, OGRSpatialReference* crs) {
+  auto* out = dataset.CreateLayer(layer.name.c_str(), crs, wkbPolygon, layer_options(format).List());
+  if (out == nullptr) output::fail(file, fmt::format("creating layer '{}' failed", layer.name));
+  for (const auto& field : layer.fields) {
+    OGRFieldDefn definition(field_name_in(format, field.name).c_str(), ogr_type(field.type));
+    if (format.format == OutputFormat::kShapefile && field.type == VectorField::Type::kString) {
+      definition.SetWidth(kShapefileTextWidth);
+    }
+    if (out->CreateField(&definition) != OGRERR_NONE) {
+      output::fail(file, fmt::format("creating field '{}' failed", field.name));
+    }
+  }
+  return *out;
 }
 
 }  // namespace
 
-void write_polygon_layers(const std::filesystem::path& file, std::span<const PolygonLayer> layers) {
-  for (const auto& layer : layers) check_values(file, layer.fields, layer.features);
+void write_vector_layers(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
+  const auto& format = format_of(file, layers);
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
-  auto& gpkg = output::driver("GPKG", file);
+  auto& driver = output::driver(std::string(format.driver).c_str(), file);
+  const auto crs = layer_crs(file, format, layers);
 
-  std::vector<OGRSpatialReference> crs(layers.size());
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    // Without a CRS the coordinates are pixels: GeoPackage's "undefined Cartesian" CRS
-    // (srs_id -1), which GDAL picks for this name. Given nothing, GDAL would choose the
-    // "undefined geographic" one and GIS tools would take pixels for degrees.
-    const char* wkt = layers[i].crs_wkt.empty() ? kUndefinedCartesian : layers[i].crs_wkt.c_str();
-    if (crs[i].importFromWkt(wkt) != OGRERR_NONE) output::fail(file, "its CRS is not valid WKT");
-    // Coordinates come from the geotransform, which is always x = easting/longitude.
-    crs[i].SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-  }
-
-  output::PartialFile partial(file);
-  GDALDatasetUniquePtr dataset(gpkg.Create(partial.path().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-  if (!dataset) output::fail(file, "creating the GeoPackage failed");
+  output::PartialFile partial(file, format.sidecars);
+  GDALDatasetUniquePtr dataset(driver.Create(partial.path().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+  if (!dataset) output::fail(file, fmt::format("creating the {} file failed", format.driver));
   std::vector<OGRLayer*> created;
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    auto* out = dataset->CreateLayer(layers[i].name.c_str(), &crs[i], wkbPolygon, nullptr);
-    if (out == nullptr) output::fail(file, fmt::format("creating layer '{}' failed", layers[i].name));
-    for (const auto& field : layers[i].fields) {
-      OGRFieldDefn definition(field.name.c_str(), ogr_type(field.type));
-      if (out->CreateField(&definition) != OGRERR_NONE) {
-        output::fail(file, fmt::format("creating field '{}' failed", field.name));
-      }
-    }
-    created.push_back(out);
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    created.push_back(&create_layer(*dataset, file, format, layers[i], crs[i].get()));
 
-  // One transaction: SQLite otherwise commits (and syncs) after every feature.
-  if (dataset->StartTransaction() != OGRERR_NONE) output::fail(file, "starting a transaction failed");
+  // One transaction where the format has them: SQLite otherwise commits (and syncs)
+  // after every feature.
+  const bool transaction = dataset->TestCapability(ODsCTransactions) != 0;
+  if (transaction && dataset->StartTransaction() != OGRERR_NONE) output::fail(file, "starting a transaction failed");
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    for (const auto& feature : layers[i].features) {
+    for (const auto& record : layers[i].records) {
       OGRFeature row(created[i]->GetLayerDefn());
-      set_values(row, feature.values);
-      const OGRPolygon shape = polygon(feature.ring);
+      set_values(row, record.values);
+      const OGRPolygon shape = polygon(record.geometry);
       row.SetGeometry(&shape);
       if (created[i]->CreateFeature(&row) != OGRERR_NONE) output::fail(file, "writing a feature failed");
     }
   }
-  if (dataset->CommitTransaction() != OGRERR_NONE) output::fail(file, "committing the features failed");
+  if (transaction && dataset->CommitTransaction() != OGRERR_NONE) output::fail(file, "committing the features failed");
   output::close(dataset, file);
   partial.commit();
-}
-
-void write_polygon_layer(const std::filesystem::path& file, const std::string& layer, const std::string& crs_wkt,
-                         std::span<const VectorField> fields, std::span<const PolygonFeature> features) {
-  const std::array<PolygonLayer, 1> one{{{layer, crs_wkt, fields, features}}};
-  write_polygon_layers(file, one);
 }
 
 std::optional<int> epsg_code(const std::string& crs_wkt) {

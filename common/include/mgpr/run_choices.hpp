@@ -21,6 +21,8 @@ enum class Precision { kAuto, kFp32, kFp16, kBf16 };
 enum class JitExecutor { kAuto, kSimple, kProfiling, kProfilingNoFuser };
 // outputs=: result files per raster, one set for the run, or by the raster count.
 enum class OutputLayout { kAuto, kPerRaster, kRun };
+// output_format=: the format of the vector results (docs/outputs.md).
+enum class OutputFormat { kGeoPackage, kFlatGeobuf, kGeoJson, kShapefile, kCsv };
 // outputs=auto writes per-raster files up to this many rasters, the run's above.
 inline constexpr int kPerRasterOutputsUpTo = 8;
 
@@ -31,6 +33,8 @@ inline constexpr std::array<std::string_view, 3> kAcceleratorNames{"auto", "gpu"
 inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32", "fp16", "bf16"};
 inline constexpr std::array<std::string_view, 4> kJitExecutorNames{"auto", "simple", "profiling", "profiling_no_fuser"};
 inline constexpr std::array<std::string_view, 3> kOutputLayoutNames{"auto", "per_raster", "run"};
+// The formats' file extensions, without the dot.
+inline constexpr std::array<std::string_view, 5> kOutputFormatNames{"gpkg", "fgb", "geojson", "shp", "csv"};
 // resampling=: GDAL's resampling methods on read; auto picks average when a raster is
 // coarsened to the model's gsd and bilinear when it is refined.
 inline constexpr std::array<std::string_view, 8> kResamplingNames{"auto",        "nearest", "bilinear", "cubic",
@@ -48,6 +52,7 @@ std::string_view name_of(Accelerator accelerator);
 std::string_view name_of(Precision precision);
 std::string_view name_of(JitExecutor executor);
 std::string_view name_of(OutputLayout layout);
+std::string_view name_of(OutputFormat format);
 
 // Each throws UsageError naming the key, the value and the values allowed.
 Task parse_task(std::string_view name);
@@ -56,6 +61,7 @@ Accelerator parse_accelerator(std::string_view name);
 Precision parse_precision(std::string_view name);
 JitExecutor parse_jit_executor(std::string_view name);
 OutputLayout parse_output_layout(std::string_view name);
+OutputFormat parse_output_format(std::string_view name);
 
 // nodata=: which pixels are missing. kRaster: the raster's own rule (its nodata values,
 // when every selected band holds its value; its mask or alpha band); kNone: none are;

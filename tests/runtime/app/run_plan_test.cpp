@@ -39,6 +39,7 @@ TEST(RunPlan, EachStageGetsItsOwnOptionsFromTheConfiguration) {
   config.sharding = "static";
   config.precision = "fp32";
   config.score_threshold = 0.4;
+  config.output_format = "shp";
   config.rendezvous_timeout = 42;
   config.peer_timeout = 17;
   config.log_interval = 0;
@@ -57,6 +58,7 @@ TEST(RunPlan, EachStageGetsItsOwnOptionsFromTheConfiguration) {
   EXPECT_EQ(plan.output.task, mgpr::Task::kClassify);
   EXPECT_EQ(plan.output.overlap, 16);
   EXPECT_DOUBLE_EQ(plan.output.score_threshold, 0.4);
+  EXPECT_EQ(plan.output.format, mgpr::OutputFormat::kShapefile);
   EXPECT_EQ(plan.sharding, mgpr::Sharding::kStatic);
   EXPECT_EQ(plan.in_flight.batch_size, 8);
   EXPECT_EQ(plan.in_flight.workers, 3);
@@ -130,7 +132,8 @@ TEST(RunPlan, OnlyWhatChangesATilesResultChangesTheJournalFolder) {
   config.tile_size = 512;
   EXPECT_NE(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
   config.tile_size = 1024;
-  config.iou_threshold = 0.3;  // merging happens at the end, from the journaled boxes
+  config.iou_threshold = 0.3;    // merging happens at the end, from the journaled boxes
+  config.output_format = "fgb";  // so is writing the files
   config.workers = 7;
   config.sharding = "static";
   EXPECT_EQ(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
@@ -157,6 +160,27 @@ TEST(RunPlan, InputsAreExpandedOnceAndTheirRastersKeyTheJournal) {
   EXPECT_EQ(plan.source.rasters, (std::vector<std::string>{dir.file("a.tif"), dir.file("b.tif")}));
   std::ofstream(dir.file("c.tif")) << "x";
   EXPECT_NE(rt::make_run_plan(config, mgpr::RankEnvironment{}).journal_folder, plan.journal_folder);
+}
+
+// In a run of several ranks the plan takes the list rank 0 froze (expand_inputs_once)
+// and lists nothing itself: a tile added since does not enter this rank's plan.
+TEST(RunPlan, ARankOfSeveralTakesTheFrozenInputsAndNeverListsThem) {
+  const mgpr::test::TempDir dir;
+  std::ofstream(dir.file("a.tif")) << "x";
+  mgpr::RunConfig config;
+  config.accelerator = "cpu";
+  config.image_path = {dir.path().string()};
+  mgpr::RankEnvironment rank1;
+  rank1.rank = 1;
+  rank1.world_size = 2;
+  std::ofstream(dir.file("b.tif")) << "x";
+  const std::vector<std::string> frozen{dir.file("a.tif")};
+  const auto plan = rt::make_run_plan(config, rank1, std::nullopt, frozen);
+  EXPECT_EQ(plan.source.rasters, frozen);
+  mgpr::RankEnvironment one;
+  EXPECT_EQ(plan.journal_folder, rt::make_run_plan(config, one, std::nullopt, frozen).journal_folder)
+      << "the journal's key is the frozen list, whoever holds it";
+  EXPECT_THROW(rt::make_run_plan(config, rank1), std::logic_error);
 }
 
 TEST(RunPlan, ThreadsDefaultToTheCpusSlurmGaveTheTask) {

@@ -1,4 +1,4 @@
-// write_polygon_layer: the GeoPackage read back with OGR has the layer, fields, values,
+// write_vector_layer: the GeoPackage read back with OGR has the layer, fields, values,
 // exact polygon corners (rotated geotransforms included) and CRS it was given.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,16 +10,16 @@
 
 #include "read_back.hpp"
 #include "support/rasters.hpp"
-#include "writers/vector_layer.hpp"
+#include "writers/vector_output.hpp"
 
 namespace {
 
 using mgpr::runtime::FieldValue;
 using mgpr::runtime::GeoTransform;
 using mgpr::runtime::MapPoint;
-using mgpr::runtime::PolygonFeature;
+using mgpr::runtime::Record;
 using mgpr::runtime::VectorField;
-using mgpr::runtime::write_polygon_layer;
+using mgpr::runtime::write_vector_layer;
 using mgpr::test::TempDir;
 using testing::ElementsAre;
 using testing::HasSubstr;
@@ -31,12 +31,14 @@ const std::array<VectorField, 3> kFields{{{"tile_row", VectorField::Type::kInteg
 // Rotated and sheared, so a writer that used (min, max) pairs would get the corners wrong.
 const GeoTransform kRotated(std::array<double, 6>{500000.25, 0.5, 0.125, 4500000.75, 0.0625, -0.5});
 
-std::vector<PolygonFeature> two_features() {
+std::vector<Record> two_features() {
   return {{kRotated.footprint(10, 20, 30, 50), {std::int64_t{3}, 0.875, std::string("tree")}},
           {kRotated.footprint(0, 0, 5, 5), {std::int64_t{-1}, 0.5, std::string("roof, with comma")}}};
 }
 
-void expect_ring(const OGRGeometry* geometry, const std::array<MapPoint, 4>& corners) {
+void expect_ring(const OGRGeometry* geometry, const mgpr::runtime::Geometry& polygon) {
+  ASSERT_EQ(polygon.rings.size(), 1U);
+  const auto& corners = polygon.rings.front();
   ASSERT_NE(geometry, nullptr);
   ASSERT_EQ(wkbFlatten(geometry->getGeometryType()), wkbPolygon);
   const auto* ring = geometry->toPolygon()->getExteriorRing();
@@ -49,7 +51,7 @@ void expect_ring(const OGRGeometry* geometry, const std::array<MapPoint, 4>& cor
 }
 
 std::string error_of(const std::filesystem::path& file) {
-  return mgpr::test::runtime_error_of([&] { write_polygon_layer(file, "boxes", "", kFields, two_features()); });
+  return mgpr::test::runtime_error_of([&] { write_vector_layer(file, "boxes", "", kFields, two_features()); });
 }
 
 TEST(VectorLayer, WritesLayerFieldsPolygonsAndCrs) {
@@ -57,7 +59,7 @@ TEST(VectorLayer, WritesLayerFieldsPolygonsAndCrs) {
   const auto file = scratch.path() / "boxes.gpkg";
   const auto wkt = mgpr::test::epsg_wkt(32633);
   const auto features = two_features();
-  write_polygon_layer(file, "detections", wkt, kFields, features);
+  write_vector_layer(file, "detections", wkt, kFields, features);
 
   EXPECT_THAT(mgpr::test::names_in(scratch.path()), ElementsAre("boxes.gpkg"));
   const auto dataset = mgpr::test::open_dataset(file, GDAL_OF_VECTOR);
@@ -87,16 +89,16 @@ TEST(VectorLayer, WritesLayerFieldsPolygonsAndCrs) {
   EXPECT_STREQ(first->GetFieldAsString(2), "tree");
   EXPECT_EQ(second->GetFieldAsInteger64(0), -1);
   EXPECT_STREQ(second->GetFieldAsString(2), "roof, with comma");
-  expect_ring(first->GetGeometryRef(), features[0].ring);
-  expect_ring(second->GetGeometryRef(), features[1].ring);
+  expect_ring(first->GetGeometryRef(), features[0].geometry);
+  expect_ring(second->GetGeometryRef(), features[1].geometry);
 }
 
 TEST(VectorLayer, ReplacesAnEarlierFileAndWritesPixelCoordinatesAsCartesian) {
   TempDir scratch;
   const auto file = scratch.path() / "tiles.gpkg";
-  write_polygon_layer(file, "tiles", mgpr::test::epsg_wkt(4326), kFields, two_features());
-  const std::vector<PolygonFeature> one{two_features().front()};
-  write_polygon_layer(file, "tiles", "", kFields, one);
+  write_vector_layer(file, "tiles", mgpr::test::epsg_wkt(4326), kFields, two_features());
+  const std::vector<Record> one{two_features().front()};
+  write_vector_layer(file, "tiles", "", kFields, one);
 
   EXPECT_THAT(mgpr::test::names_in(scratch.path()), ElementsAre("tiles.gpkg"));
   const auto dataset = mgpr::test::open_dataset(file, GDAL_OF_VECTOR);
@@ -113,7 +115,7 @@ TEST(VectorLayer, ReplacesAnEarlierFileAndWritesPixelCoordinatesAsCartesian) {
 TEST(VectorLayer, EmptyLayerIsStillALayer) {
   TempDir scratch;
   const auto file = scratch.path() / "none.gpkg";
-  write_polygon_layer(file, "detections", "", kFields, {});
+  write_vector_layer(file, "detections", "", kFields, {});
   const auto dataset = mgpr::test::open_dataset(file, GDAL_OF_VECTOR);
   ASSERT_NE(dataset->GetLayerByName("detections"), nullptr);
   EXPECT_EQ(dataset->GetLayerByName("detections")->GetFeatureCount(), 0);
@@ -152,29 +154,29 @@ TEST(VectorLayer, FailedRenameLeavesNoTemporaryFile) {
 TEST(VectorLayer, ValuesMustMatchTheFields) {
   TempDir scratch;
   const auto file = scratch.path() / "boxes.gpkg";
-  std::vector<PolygonFeature> wrong_type{{kRotated.footprint(0, 0, 1, 1), {1.0, 0.5, std::string("x")}}};
-  EXPECT_THROW(write_polygon_layer(file, "boxes", "", kFields, wrong_type), std::invalid_argument);
-  std::vector<PolygonFeature> too_few{{kRotated.footprint(0, 0, 1, 1), {std::int64_t{1}}}};
-  EXPECT_THROW(write_polygon_layer(file, "boxes", "", kFields, too_few), std::invalid_argument);
+  std::vector<Record> wrong_type{{kRotated.footprint(0, 0, 1, 1), {1.0, 0.5, std::string("x")}}};
+  EXPECT_THROW(write_vector_layer(file, "boxes", "", kFields, wrong_type), std::invalid_argument);
+  std::vector<Record> too_few{{kRotated.footprint(0, 0, 1, 1), {std::int64_t{1}}}};
+  EXPECT_THROW(write_vector_layer(file, "boxes", "", kFields, too_few), std::invalid_argument);
   EXPECT_TRUE(mgpr::test::names_in(scratch.path()).empty());
 }
 
-// Several layers in one file (issue 32: a run's results and its raster footprints, a
+// Several layers in one file (a run's results and its raster footprints, a
 // pair per CRS), each with its own CRS and fields; a large layer is written in one
 // transaction (the test would take minutes with a sync per feature).
 TEST(VectorLayer, SeveralLayersInOneFileEachWithItsCrs) {
   TempDir scratch;
   const auto file = scratch.path() / "run.gpkg";
   const std::array<VectorField, 1> names{{{"raster", VectorField::Type::kString}}};
-  std::vector<PolygonFeature> many;
+  std::vector<Record> many;
   for (int i = 0; i < 50000; ++i) {
     many.push_back({kRotated.footprint(i % 100, i / 100, i % 100 + 1, i / 100 + 1), {std::string("a.tif")}});
   }
   const auto features = two_features();
-  const std::vector<mgpr::runtime::PolygonLayer> layers{{"detections", mgpr::test::epsg_wkt(32633), kFields, features},
-                                                        {"rasters", mgpr::test::epsg_wkt(32633), names, many},
-                                                        {"rasters_32618", mgpr::test::epsg_wkt(32618), names, {}}};
-  mgpr::runtime::write_polygon_layers(file, layers);
+  const std::vector<mgpr::runtime::RecordLayer> layers{{"detections", mgpr::test::epsg_wkt(32633), kFields, features},
+                                                       {"rasters", mgpr::test::epsg_wkt(32633), names, many},
+                                                       {"rasters_32618", mgpr::test::epsg_wkt(32618), names, {}}};
+  mgpr::runtime::write_vector_layers(file, layers);
 
   EXPECT_THAT(mgpr::test::names_in(scratch.path()), ElementsAre("run.gpkg"));
   const auto dataset = mgpr::test::open_dataset(file, GDAL_OF_VECTOR);

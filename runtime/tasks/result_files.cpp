@@ -1,0 +1,144 @@
+#include "tasks/result_files.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "mgpr/log_layout.hpp"
+#include "tasks/task_factories.hpp"
+#include "writers/vector_output.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+using Shown = VectorField::Shown;
+
+// Rasters share a layer when their CRSs have one EPSG code, else when their WKT is the same.
+std::string crs_key(const std::string& wkt) {
+  if (const auto code = epsg_code(wkt)) return fmt::format("EPSG:{}", *code);
+  return wkt;
+}
+
+const std::vector<VectorField>& raster_fields() {
+  using Type = VectorField::Type;
+  static const std::vector<VectorField> fields{{"raster", Type::kString},      {"status", Type::kString},
+                                               {"error", Type::kString},       {"tiles", Type::kInteger},
+                                               {"tiles_done", Type::kInteger}, {"results", Type::kInteger}};
+  return fields;
+}
+
+}  // namespace
+
+ResultFiles::ResultFiles(const OutputPlan& plan, std::string what, std::vector<VectorField> fields)
+    : plan_(plan), what_(std::move(what)), fields_(std::move(fields)) {
+  std::vector<Record> none;
+  select_fields(
+      fields_, {}, [](const VectorField& f) { return in_table(f); }, table_fields_, none);
+  select_fields(
+      fields_, {}, [this](const VectorField& f) { return in_layer(f); }, layer_fields_, none);
+  if (!run_layout()) return;
+  run_table_ = table_header(table_fields_);
+  std::map<std::string, std::size_t> groups;
+  for (const auto& raster : plan_.rasters) {
+    const auto [at, added] = groups.try_emplace(crs_key(raster.crs_wkt), wkts_.size());
+    if (added) {
+      const auto code = epsg_code(raster.crs_wkt);
+      suffixes_.push_back(wkts_.empty()            ? std::string()
+                          : code                   ? fmt::format("_{}", *code)
+                          : raster.crs_wkt.empty() ? std::string("_nocrs")
+                                                   : fmt::format("_crs{}", wkts_.size() + 1));
+      wkts_.push_back(raster.crs_wkt);
+    }
+    group_of_.push_back(at->second);
+  }
+  kept_.resize(wkts_.size());
+}
+
+bool ResultFiles::run_layout() const { return plan_.layout == OutputLayout::kRun && !plan_.rasters.empty(); }
+
+bool ResultFiles::in_table(const VectorField& field) { return field.shown != Shown::kLayer; }
+
+bool ResultFiles::in_layer(const VectorField& field) const {
+  // A format that replaces the table shows every field, so nothing of it is lost.
+  return vector_format(plan_.options.format).replaces_table || field.shown == Shown::kEverywhere ||
+         field.shown == Shown::kLayer || (run_layout() && field.shown == Shown::kTableAndRunLayer);
+}
+
+bool ResultFiles::table_written() const {
+  // Fake data has no geometry to write: its table, whatever the format.
+  return !fields_.empty() && (plan_.rasters.empty() || !vector_format(plan_.options.format).replaces_table);
+}
+
+void ResultFiles::add(int image, std::span<const Record> records, std::vector<std::filesystem::path>& written) {
+  const auto index = static_cast<std::size_t>(image);
+  std::vector<VectorField> ignored;
+  std::vector<Record> table;
+  if (table_written()) select_fields(fields_, records, in_table, ignored, table);
+  std::vector<Record> layer;
+  if (!plan_.rasters.empty()) {
+    select_fields(
+        fields_, records, [this](const VectorField& f) { return in_layer(f); }, ignored, layer);
+  }
+  if (run_layout()) {
+    run_table_ += table_rows(table_fields_, table);
+    auto& kept = kept_.at(group_of_.at(index));
+    kept.insert(kept.end(), std::make_move_iterator(layer.begin()), std::make_move_iterator(layer.end()));
+    return;
+  }
+  const auto prefix = plan_.prefixes.at(index).string() + "_" + what_;
+  std::filesystem::create_directories(plan_.prefixes.at(index).parent_path());
+  if (table_written()) {
+    write_file_atomically(prefix + ".csv", table_header(table_fields_) + table_rows(table_fields_, table));
+    written.emplace_back(prefix + ".csv");
+  }
+  if (plan_.rasters.empty()) return;
+  const auto file = prefix + std::string(vector_format(plan_.options.format).extension);
+  write_vector_layer(file, what_, plan_.rasters.at(index).crs_wkt, layer_fields_, layer);
+  written.emplace_back(file);
+}
+
+void ResultFiles::finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) const {
+  if (!run_layout()) return;
+  if (outcomes.size() != plan_.rasters.size()) throw std::logic_error("an outcome per raster is needed");
+  if (table_written()) {
+    const auto table = run_file(plan_, what_, ".csv");
+    std::filesystem::create_directories(table.parent_path());
+    write_file_atomically(table, run_table_);
+    written.push_back(table);
+  }
+  std::vector<std::vector<Record>> footprints(wkts_.size());
+  for (std::size_t i = 0; i < plan_.rasters.size(); ++i) {
+    const auto& raster = plan_.rasters[i];
+    const auto& outcome = outcomes[i];
+    footprints[group_of_[i]].push_back({raster_transform(raster).footprint(0, 0, raster.width, raster.height),
+                                        {raster.path, std::string(outcome.failed ? "failed" : "complete"),
+                                         outcome.error, outcome.tiles, outcome.tiles_done, outcome.results}});
+  }
+  std::vector<RecordLayer> layers;
+  for (std::size_t group = 0; group < wkts_.size(); ++group) {
+    if (!fields_.empty()) layers.push_back({what_ + suffixes_[group], wkts_[group], layer_fields_, kept_[group]});
+    layers.push_back({"rasters" + suffixes_[group], wkts_[group], raster_fields(), footprints[group]});
+  }
+  write_layers(layers, written);
+}
+
+// One file for every layer where the format holds many (run_<what>.gpkg), else one
+// file per layer, named after it (run_detections.fgb, run_rasters.fgb, ...).
+void ResultFiles::write_layers(std::span<const RecordLayer> layers, std::vector<std::filesystem::path>& written) const {
+  const auto& format = vector_format(plan_.options.format);
+  std::filesystem::create_directories(plan_.options.output_dir);
+  if (format.many_layers) {
+    const auto file = run_file(plan_, what_, format.extension);
+    write_vector_layers(file, layers);
+    written.push_back(file);
+    return;
+  }
+  for (const auto& layer : layers) {
+    const auto file = run_file(plan_, layer.name, format.extension);
+    write_vector_layers(file, std::span(&layer, 1));
+    written.push_back(file);
+  }
+}
+
+}  // namespace mgpr::runtime
