@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "mgpr/error.hpp"
+#include "mgpr/input_kind.hpp"
 #include "mgpr/input_list.hpp"
 
 namespace mgpr::launcher {
@@ -46,15 +47,59 @@ void check_writable_dir(const std::string& path) {
 // the user's and is read by the job.
 void refuse_credentials_in_job_script(const RunConfig& config) {
   for (const auto& input : config.image_path) {
-    if (input.starts_with('@') || !is_remote_input(input)) continue;
+    if (input.starts_with('@')) continue;
     const auto shown = redact_input(input);
     if (shown == input) continue;
     throw UsageError(fmt::format(
-        "input '{}' carries credentials in its URL (a query string, such as a presigned URL's signature, or "
-        "user:password@), and mgpr-submit would write it into the job script; put the URL in a list file only you "
-        "can read, one URL a line (umask 077; echo 'URL' > urls.txt), and pass @urls.txt instead",
+        "input '{}' carries credentials (a URL's query string, such as a presigned URL's signature, user:password@, "
+        "or /vsicrypt/'s key), and mgpr-submit would write it into the job script; put it in a list file only you "
+        "can read, one input a line (umask 077; echo 'URL' > urls.txt), and pass @urls.txt instead",
         shown));
   }
+}
+
+// One raster of the expanded inputs, as far as this node can see it (mgpr/input_kind.hpp):
+// a local file is checked; a /vsi path's local archive or file is checked, the member
+// inside it is left to the job (GDAL reads the archive there); what goes over the network
+// is counted, not opened; what the job could never read is refused.
+void check_raster(const std::string& raster, InputCheck& checked) {
+  const auto classified = classify_input(raster);
+  if (classified.remote) {
+    checked.remote.push_back(raster);
+    return;
+  }
+  if (classified.kind == InputKind::kLocalPath) {
+    check_readable_file(raster, "raster", "check the path (relative paths are from the current folder)");
+    ++checked.local;
+    return;
+  }
+  if (const auto* memory = classified.first_layer(VsiRole::kMemory)) {
+    throw UsageError(fmt::format(
+        "input '{}' is in GDAL's in-memory file system ({}/), which is empty when the job's mgpr starts; give the "
+        "raster's path on a file system the job's nodes read",
+        raster, memory->prefix));
+  }
+  if (classified.first_layer(VsiRole::kStdin) != nullptr) {
+    throw UsageError(fmt::format(
+        "input '{}' reads the standard input, which a batch job does not have; save the stream to a file and give "
+        "its path (or run `srun mgpr /vsistdin/` yourself with the stream piped in)",
+        raster));
+  }
+  const bool unknown = classified.first_layer(VsiRole::kUnknown) != nullptr;
+  if (classified.kind == InputKind::kVsiPath && classified.has_local_file() && !unknown) {
+    const std::string file(local_file_of(raster, classified));
+    const auto& outer = classified.layers.front();
+    check_readable_file(file,
+                        fmt::format("{} of raster '{}'", outer.role == VsiRole::kArchive ? "archive" : "file", raster),
+                        outer.role == VsiRole::kArchive
+                            ? fmt::format("check the path before the member (an archive whose name does not end in "
+                                          "one GDAL knows is written in braces: {}/{{path/to/archive}}/member)",
+                                          outer.prefix)
+                            : std::string("check the path (relative paths are from the current folder)"));
+    ++checked.local;
+    return;
+  }
+  checked.unchecked.push_back(raster);
 }
 
 }  // namespace
@@ -64,12 +109,7 @@ InputCheck check_inputs(const RunConfig& config) {
   if (!config.use_fake_data) {
     refuse_credentials_in_job_script(config);
     for (const auto& raster : expand_inputs(config.image_path, {config.image_glob, config.recursive})) {
-      if (is_remote_input(raster)) {
-        checked.remote.push_back(raster);
-        continue;
-      }
-      check_readable_file(raster, "raster", "check the path (relative paths are from the current folder)");
-      ++checked.local;
+      check_raster(raster, checked);
     }
   }
   if (!config.model.starts_with("builtin:")) {
@@ -79,6 +119,14 @@ InputCheck check_inputs(const RunConfig& config) {
   return checked;
 }
 
+std::vector<std::string> unchecked_input_notes(std::span<const std::string> unchecked) {
+  if (unchecked.empty()) return {};
+  return {fmt::format(
+      "{} raster(s), e.g. {}: not checked from this node (a GDAL driver's own syntax, or a /vsi file system mgpr "
+      "does not know); the job opens them first and names any it cannot read",
+      unchecked.size(), redact_input(unchecked.front()))};
+}
+
 std::vector<std::string> remote_input_notes(std::span<const std::string> remote, const CredentialHints& hints) {
   std::vector<std::string> notes;
   if (remote.empty()) return notes;
@@ -86,16 +134,19 @@ std::vector<std::string> remote_input_notes(std::span<const std::string> remote,
       "{} remote raster(s), e.g. {}: not opened from this node (the job opens them first and names any it cannot "
       "read); their credentials come from the job's environment and ~/.aws, ~/.config/gcloud, never the job script",
       remote.size(), redact_input(remote.front())));
-  const auto any_with = [&](std::string_view prefix) {
-    return std::any_of(remote.begin(), remote.end(),
-                       [&](const std::string& raster) { return raster.starts_with(prefix); });
+  // By the network file system anywhere in the chain: /vsizip//vsis3/... needs AWS's too.
+  const auto any_with = [&](std::string_view family) {
+    return std::any_of(remote.begin(), remote.end(), [&](const std::string& raster) {
+      const auto* network = classify_input(raster).network_layer();
+      return network != nullptr && network->family == family;
+    });
   };
-  if (any_with("/vsis3/") && !hints.aws) {
+  if (any_with("/vsis3") && !hints.aws) {
     notes.push_back(
         "no AWS credentials found (AWS_ACCESS_KEY_ID, AWS_PROFILE, ~/.aws/credentials or ~/.aws/config): a private "
         "bucket will refuse the job; set them, or AWS_NO_SIGN_REQUEST=YES for a public bucket");
   }
-  if (any_with("/vsigs/") && !hints.google) {
+  if (any_with("/vsigs") && !hints.google) {
     notes.push_back(
         "no Google Cloud credentials found (GOOGLE_APPLICATION_CREDENTIALS, GS_ACCESS_KEY_ID, ~/.boto, "
         "~/.config/gcloud): a private bucket will refuse the job; set them, or GS_NO_SIGN_REQUEST=YES for a public "

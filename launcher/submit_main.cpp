@@ -11,7 +11,7 @@
 #include "job_state.hpp"
 #include "mgpr/cli.hpp"
 #include "mgpr/error.hpp"
-#include "mgpr/input_list.hpp"
+#include "mgpr/input_kind.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/process.hpp"
 #include "mgpr/version.hpp"
@@ -69,15 +69,23 @@ std::string runtime_command() {
   return "mgpr";
 }
 
-void make_paths_absolute(mgpr::RunConfig& config) {
-  // The job may start in another folder: local inputs become absolute (a list file's own
-  // lines are relative to the list), remote ones stay as given.
-  for (auto& input : config.image_path) {
-    if (mgpr::is_remote_input(input)) continue;
-    const bool list = input.starts_with('@');
-    const auto absolute = fs::absolute(list ? input.substr(1) : input).lexically_normal().string();
-    input = list ? "@" + absolute : absolute;
+// The job may start in another folder: a local path, a list file (whose own lines are
+// relative to the list) and the local archive or file inside a /vsi path
+// (/vsizip/a.zip/x.tif) become absolute. Only the local part is normalised: in a URL or a
+// /vsi chain "//" is part of the name (/vsicurl_streaming/https://host/x).
+std::string absolute_input(const std::string& input) {
+  const auto classified = mgpr::classify_input(input);
+  if (classified.kind != mgpr::InputKind::kLocalPath && classified.kind != mgpr::InputKind::kListFile &&
+      classified.kind != mgpr::InputKind::kVsiPath) {
+    return input;
   }
+  const auto file = mgpr::local_file_of(input, classified);
+  if (file.empty() || (classified.kind == mgpr::InputKind::kVsiPath && file.starts_with('/'))) return input;
+  return mgpr::with_local_file(input, classified, fs::absolute(fs::path(file)).lexically_normal().string());
+}
+
+void make_paths_absolute(mgpr::RunConfig& config) {
+  for (auto& input : config.image_path) input = absolute_input(input);
   if (!config.model.starts_with("builtin:")) config.model = fs::absolute(config.model).lexically_normal().string();
   config.output_dir = fs::absolute(config.output_dir).lexically_normal().string();
 }
@@ -102,13 +110,14 @@ int submit(const Cli& cli, SubmitRequest request) {
   request.gpus = mgpr::parse_gpu_spec(cli.gpus);
   request.config = mgpr::resolve_config(cli.config_file, cli.arguments);
   const auto inputs = check_inputs(request.config);
-  for (const auto& note : remote_input_notes(inputs.remote, credential_hints_from_environment())) {
-    fmt::print(stderr, "mgpr-submit: note: {}\n", note);
-  }
-  if (inputs.local + static_cast<int>(inputs.remote.size()) > 1) {
+  auto notes = remote_input_notes(inputs.remote, credential_hints_from_environment());
+  for (auto& note : unchecked_input_notes(inputs.unchecked)) notes.push_back(std::move(note));
+  for (const auto& note : notes) fmt::print(stderr, "mgpr-submit: note: {}\n", note);
+  const auto rasters = inputs.local + inputs.remote.size() + inputs.unchecked.size();
+  if (rasters > 1) {
     // On stderr: the job id is the first line of stdout (`jobid=$(mgpr-submit ...)`).
-    fmt::print(stderr, "mgpr-submit: {} rasters ({} local, {} remote)\n", inputs.local + inputs.remote.size(),
-               inputs.local, inputs.remote.size());
+    fmt::print(stderr, "mgpr-submit: {} rasters ({} local, {} remote{})\n", rasters, inputs.local, inputs.remote.size(),
+               inputs.unchecked.empty() ? std::string() : fmt::format(", {} unchecked", inputs.unchecked.size()));
   }
   make_paths_absolute(request.config);
   request.log_dir = fs::absolute(cli.log_dir).lexically_normal();

@@ -12,28 +12,11 @@
 #include <unordered_set>
 
 #include "mgpr/error.hpp"
+#include "mgpr/input_kind.hpp"
 
 namespace mgpr {
 namespace fs = std::filesystem;
 namespace {
-
-struct Scheme {
-  std::string_view prefix;      // as users write it
-  std::string_view gdal_files;  // what GDAL opens: the prefix replaced by this
-  bool keep_prefix;             // /vsicurl/ takes the whole URL after it
-};
-
-constexpr std::array kSchemes{
-    Scheme{"s3://", "/vsis3/", false},
-    Scheme{"gs://", "/vsigs/", false},
-    Scheme{"http://", "/vsicurl/", true},
-    Scheme{"https://", "/vsicurl/", true},
-};
-
-constexpr std::array<std::string_view, 7> kRemoteFileSystems{"/vsicurl/", "/vsis3/",  "/vsigs/",   "/vsiaz/",
-                                                             "/vsiadls/", "/vsioss/", "/vsiswift/"};
-
-bool has_glob_characters(std::string_view text) { return text.find_first_of("*?[") != std::string_view::npos; }
 
 bool is_raster_name(const fs::path& file, const InputRules& rules) {
   const auto name = file.filename().string();
@@ -108,6 +91,16 @@ std::vector<std::string> expand_pattern(const std::string& pattern) {
   return found;  // glob(3) sorts them
 }
 
+// A list's line as the list's folder sees it: a relative path, or the relative archive or
+// file inside a /vsi path ("/vsizip/a.zip/x.tif"), is taken from `folder`.
+std::string relative_to(const fs::path& folder, const std::string& line) {
+  const auto classified = classify_input(line);
+  if (classified.kind != InputKind::kLocalPath && classified.kind != InputKind::kVsiPath) return line;
+  const auto file = local_file_of(line, classified);
+  if (file.empty() || file.starts_with('/')) return line;
+  return with_local_file(line, classified, (folder / file).string());
+}
+
 std::vector<std::string> read_list_file(const std::string& name) {
   std::ifstream file(name);
   std::error_code error;
@@ -133,8 +126,7 @@ std::vector<std::string> read_list_file(const std::string& name) {
                       "lines into this list, or give both lists as inputs",
                       name, number, line));
     }
-    const bool relative = !is_remote_input(line) && !line.starts_with("/") && line.find("://") == std::string::npos;
-    entries.push_back(relative ? (folder / line).string() : line);
+    entries.push_back(relative_to(folder, line));
   }
   if (entries.empty()) {
     throw UsageError(
@@ -146,43 +138,74 @@ std::vector<std::string> read_list_file(const std::string& name) {
 }
 
 void expand_one(const std::string& input, const InputRules& rules, std::vector<std::string>& rasters) {
-  if (is_remote_input(input)) {
-    rasters.push_back(gdal_path_of(input));
-    return;
+  const auto classified = classify_input(input);
+  switch (classified.kind) {
+    case InputKind::kUrl:
+      rasters.push_back(gdal_path_of(input));
+      return;
+    case InputKind::kOtherUrl:
+      throw UsageError(fmt::format(
+          "input '{}' is a URL mgpr does not read: it reads https://, http://, s3:// and gs:// URLs; write other "
+          "storage as GDAL's path (az://container/blob as /vsiaz/container/blob, ftp://host/a.tif as "
+          "/vsicurl/ftp://host/a.tif)",
+          redact_input(input)));
+    case InputKind::kVsiPath:
+      if (const auto* write_only = classified.first_layer(VsiRole::kWriteOnly)) {
+        throw UsageError(fmt::format(
+            "input '{}' names {}/, which GDAL can only write to; give a raster to read (a path, a URL or a /vsi path)",
+            input, write_only->prefix));
+      }
+      rasters.push_back(input);
+      return;
+    case InputKind::kLocalPath:
+      break;
+    default:
+      rasters.push_back(input);  // a driver's own syntax: GDAL says whether it opens
+      return;
   }
-  std::error_code error;
-  if (fs::is_directory(input, error)) {
-    for (auto& raster : list_folder(input, rules)) rasters.push_back(std::move(raster));
-    return;
+  switch (local_path_kind(input)) {
+    case LocalPathKind::kFolder:
+      for (auto& raster : list_folder(input, rules)) rasters.push_back(std::move(raster));
+      return;
+    case LocalPathKind::kPattern:
+      for (auto& raster : expand_pattern(input)) rasters.push_back(std::move(raster));
+      return;
+    case LocalPathKind::kFile:
+      rasters.push_back(input);
+      return;
   }
-  if (has_glob_characters(input) && !fs::exists(input, error)) {
-    for (auto& raster : expand_pattern(input)) rasters.push_back(std::move(raster));
-    return;
-  }
-  rasters.push_back(input);
 }
 
 }  // namespace
 
-bool is_remote_input(std::string_view input) {
-  for (const auto& scheme : kSchemes) {
-    if (input.starts_with(scheme.prefix)) return true;
-  }
-  return std::any_of(kRemoteFileSystems.begin(), kRemoteFileSystems.end(),
-                     [&](std::string_view prefix) { return input.starts_with(prefix); });
-}
+bool is_remote_input(std::string_view input) { return classify_input(input).remote; }
 
 std::string gdal_path_of(std::string_view input) {
-  for (const auto& scheme : kSchemes) {
-    if (!input.starts_with(scheme.prefix)) continue;
-    return fmt::format("{}{}", scheme.gdal_files, scheme.keep_prefix ? input : input.substr(scheme.prefix.size()));
-  }
-  return std::string(input);
+  const auto family = vsi_family_of_url(input);
+  if (family.empty()) return std::string(input);
+  // /vsicurl/ takes the whole URL; /vsis3/ and /vsigs/ the bucket and key after "s3://".
+  if (family == "/vsicurl") return fmt::format("{}/{}", family, input);
+  return fmt::format("{}/{}", family, input.substr(input.find("://") + 3));
 }
 
 std::string redact_input(std::string_view input) {
-  std::string shown(input.substr(0, input.find('?')));
+  const auto classified = classify_input(input);
+  // A query string of what is read over the network (a URL's, or /vsicurl?url=...); the
+  // '?' of /vsicached?file= or /vsistdin?buffer_limit= holds no secret.
+  const bool networked = classified.remote || classified.kind == InputKind::kOtherUrl;
+  std::string shown(input.substr(0, networked ? input.find('?') : std::string_view::npos));
   if (shown.size() < input.size()) shown += "?…";
+  // /vsicrypt/key=SECRET,file=...: the key (or key_b64) is a secret.
+  const auto is_crypt = [](const VsiLayer& layer) { return layer.family == "/vsicrypt"; };
+  if (std::any_of(classified.layers.begin(), classified.layers.end(), is_crypt)) {
+    for (const std::string_view option : {"key=", "key_b64="}) {
+      for (auto at = shown.find(option); at != std::string::npos; at = shown.find(option, at + 1)) {
+        if (at > 0 && shown[at - 1] != '/' && shown[at - 1] != ',') continue;
+        const auto value = at + option.size();
+        shown.replace(value, std::min(shown.find(',', value), shown.size()) - value, "***");
+      }
+    }
+  }
   // scheme://user:password@host/...: drop the credentials.
   if (const auto scheme_end = shown.find("://"); scheme_end != std::string::npos) {
     const auto host_start = scheme_end + 3;
@@ -206,7 +229,9 @@ std::vector<std::string> expand_inputs(std::span<const std::string> inputs, cons
   std::unordered_set<std::string> seen;
   std::vector<std::string> rasters;
   for (auto& raster : expanded) {
-    const auto key = is_remote_input(raster) ? raster : fs::path(raster).lexically_normal().string();
+    // Only a path on this machine is normalised: in a URL or a /vsi path "//" means something.
+    const auto key =
+        classify_input(raster).kind == InputKind::kLocalPath ? fs::path(raster).lexically_normal().string() : raster;
     if (seen.insert(key).second) rasters.push_back(std::move(raster));
   }
   return rasters;

@@ -41,7 +41,11 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   }
   rt::follow_local_launcher();
   const auto rank = ranks.value_or(mgpr::RankEnvironment{});
-  return rt::run_rank(rt::make_run_plan(config, rank, card), rank);
+  // Rank 0 serves the run's store from here (run_rank's serve_store_early gets this one)
+  // and publishes the inputs expanded once; the other ranks take its list.
+  const auto early_store = rt::serve_store_early(rank, rt::rendezvous_options(config));
+  auto rasters = rt::expand_inputs_once(config, rank, early_store);
+  return rt::run_rank(rt::make_run_plan(config, rank, card, std::move(rasters)), rank);
 }
 
 }  // namespace

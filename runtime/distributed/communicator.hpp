@@ -3,6 +3,7 @@
 // shared counters, Gloo for CPU collectives, NCCL (its C API) for GPU collectives.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,19 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
 // that finds no server waits up to a second before it tries again (0.58 s of a two-rank
 // run's start, docs/benchmarks.md). Null on the other ranks and for a single rank. It
 // waits for nobody; a port already taken is refused here as join_run would refuse it.
+// Called again in the same process while the first store lives (mgpr's main serves it
+// for the frozen inputs, run_rank asks again), it returns that store.
 std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, const RendezvousOptions& options);
+
+// One value every rank must hold alike, made once (rank0_value.hpp): rank 0 calls `make`
+// and publishes its bytes on the run's store (`early`: serve_store_early's, which rank 0
+// must hold until the rendezvous, as the others may come for the value late), the
+// other ranks wait for them (up to options.timeout and a margin) and never call `make`.
+// A UsageError of rank 0's `make` is thrown on every rank with the same message. World
+// size 1: `make`, no networking.
+std::string share_from_rank0(const RankEnvironment& ranks, const RendezvousOptions& options,
+                             const std::shared_ptr<EarlyStore>& early, const std::string& key,
+                             const std::function<std::string()>& make);
 
 // Before the model loads on a GPU run of several ranks: claims this rank's GPU (`uuid`,
 // cuda_backend::device_uuid) on the run's store, connecting to it early on the ranks

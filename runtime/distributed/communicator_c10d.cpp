@@ -17,6 +17,7 @@
 #include "distributed/heartbeat.hpp"
 #include "distributed/nccl_checks.hpp"
 #include "distributed/peer_watch.hpp"
+#include "distributed/rank0_value.hpp"
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/process.hpp"
@@ -302,8 +303,37 @@ class EarlyStore {
 
 std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, const RendezvousOptions& options) {
   if (ranks.world_size <= 1 || ranks.rank != 0) return nullptr;
+  // One server per port and process: a second one would find the port taken by the first.
+  static std::mutex mutex;
+  static std::weak_ptr<EarlyStore> served;
+  static int served_port = 0;
+  const std::lock_guard lock(mutex);
+  if (auto alive = served.lock(); alive && served_port == ranks.master_port) return alive;
   const auto address = checked_store_address(ranks, options);
-  return std::make_shared<EarlyStore>(open_store(ranks, options, address));
+  auto store = std::make_shared<EarlyStore>(open_store(ranks, options, address));
+  served = store;
+  served_port = ranks.master_port;
+  return store;
+}
+
+std::string share_from_rank0(const RankEnvironment& ranks, const RendezvousOptions& options,
+                             const std::shared_ptr<EarlyStore>& early, const std::string& key,
+                             const std::function<std::string()>& make) {
+  if (ranks.world_size <= 1) return make();
+  const auto address = checked_store_address(ranks, options);
+  // Rank 0's store must outlive this call: the others may come for the value much later.
+  if (ranks.rank == 0 && !early) throw std::logic_error("share_from_rank0: rank 0 needs its early store");
+  const auto store = early ? early->store : open_store(ranks, options, address);
+  if (ranks.rank != 0) {
+    // Rank 0 may still be making the value (listing a large folder): as long as a rendezvous.
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
+    try {
+      store->wait(key, waited);
+    } catch (const std::exception& error) {
+      throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
+    }
+  }
+  return value_of_rank0(*store, ranks.rank, ranks.world_size, key, make);
 }
 
 std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const RendezvousOptions& options,

@@ -12,11 +12,13 @@
 #include <regex>
 #include <string>
 
+#include "mgpr/input_kind.hpp"
+
 namespace mgpr::runtime {
 namespace {
 
-// GDAL's network file systems. /vsicurl_streaming/ and the like start with these too.
-constexpr std::array<std::string_view, 9> kNetworkPrefixes = {
+// GDAL's network file systems by family (their _streaming forms fold into these).
+constexpr std::array<std::string_view, 9> kNetworkFamilies = {
     "/vsicurl", "/vsis3", "/vsigs", "/vsiaz", "/vsiadls", "/vsioss", "/vsiswift", "/vsiwebhdfs", "/vsihdfs"};
 
 // Object stores whose paths are /vsiXX/bucket/key (/vsiaz/: container/blob).
@@ -30,36 +32,33 @@ constexpr std::array<const char*, 12> kSecretOptions = {"AWS_SECRET_ACCESS_KEY",
                                                         "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING",
                                                         "OSS_SECRET_ACCESS_KEY",   "SWIFT_AUTH_TOKEN"};
 
-// The first network file system named in `path` (after any /vsizip/ and the like), and
-// where it starts; npos when none.
-std::pair<std::string_view, std::size_t> network_prefix(std::string_view path) {
-  std::size_t best = std::string_view::npos;
-  std::string_view found;
-  for (const auto prefix : kNetworkPrefixes) {
-    // "/vsicurl/" or "/vsicurl_streaming/" or "/vsicurl?"
-    for (std::size_t at = path.find(prefix); at != std::string_view::npos; at = path.find(prefix, at + 1)) {
-      const auto next = at + prefix.size();
-      if (next < path.size() && (path[next] == '/' || path[next] == '_' || path[next] == '?')) {
-        if (at < best) {
-          best = at;
-          found = prefix;
-        }
-        break;
-      }
-    }
-  }
-  return {found, best};
+// The first network file system in `path`'s chain (mgpr/input_kind.hpp: also inside
+// /vsizip/ and the like): its family ("/vsis3" for /vsis3_streaming/) and the part of
+// `path` it reads; an empty family when none.
+struct NetworkPart {
+  std::string_view family;
+  std::string_view own_path;  // "/vsis3/b/x.zip" in "/vsizip//vsis3/b/x.zip/y.tif"
+};
+
+NetworkPart network_part(std::string_view path) {
+  const auto classified = classify_input(path);
+  const auto* network = classified.network_layer();
+  if (network == nullptr) return {};
+  // The family as one of the static names below, so it outlives `classified`.
+  const auto found = std::find(kNetworkFamilies.begin(), kNetworkFamilies.end(), network->family);
+  return {found == kNetworkFamilies.end() ? std::string_view("/vsicurl") : *found,
+          path.substr(network->at, network->size)};
 }
 
 // "/vsis3/bucket/key" → "bucket" (also after /vsis3_streaming/); empty when not a bucket path.
 std::string bucket_of(std::string_view path) {
-  const auto [prefix, at] = network_prefix(path);
-  if (at == std::string_view::npos ||
-      std::find(kBucketPrefixes.begin(), kBucketPrefixes.end(), prefix) == kBucketPrefixes.end()) {
+  const auto [family, own_path] = network_part(path);
+  if (family.empty() || std::find(kBucketPrefixes.begin(), kBucketPrefixes.end(), family) == kBucketPrefixes.end()) {
     return {};
   }
-  auto rest = path.substr(at + prefix.size());
-  rest = rest.substr(rest.find('/') == std::string_view::npos ? rest.size() : rest.find('/') + 1);
+  // After "/vsis3/" or "/vsis3_streaming/".
+  auto rest = own_path.substr(std::min(own_path.size(), own_path.find('/', 1)));
+  rest = rest.substr(rest.empty() ? 0 : 1);
   return std::string(rest.substr(0, rest.find('/')));
 }
 
@@ -90,11 +89,7 @@ std::string credentials_fix(std::string_view prefix) {
 
 }  // namespace
 
-bool is_remote_path(std::string_view path) { return network_prefix(path).second != std::string_view::npos; }
-
-bool is_plain_path(std::string_view path) {
-  return !path.starts_with("/vsi") && path.find(':') == std::string_view::npos;
-}
+bool is_remote_path(std::string_view path) { return classify_input(path).remote; }
 
 const std::vector<RemoteReadSetting>& remote_read_defaults() {
   static const std::vector<RemoteReadSetting> defaults = {
@@ -173,15 +168,16 @@ std::string redact_secrets(std::string text) {
 
 std::string shown_remote_path(std::string_view path) {
   // After the file system's name, so /vsicurl?url=... keeps its form.
-  const auto [prefix, at] = network_prefix(path);
-  const auto query = path.find('?', at == std::string_view::npos ? 0 : at + prefix.size() + 1);
+  const auto [family, own_path] = network_part(path);
+  const auto at = family.empty() ? 0 : static_cast<std::size_t>(own_path.data() - path.data()) + family.size() + 1;
+  const auto query = path.find('?', std::min(at, path.size()));
   if (query == std::string_view::npos) return redact_secrets(std::string(path));
   return redact_secrets(std::string(path.substr(0, query))) + "?...";
 }
 
 std::optional<std::string> explain_remote_open_failure(const std::string& path) {
-  const auto [prefix, at] = network_prefix(path);
-  if (at == std::string_view::npos) return std::nullopt;
+  const auto prefix = network_part(path).family;
+  if (prefix.empty()) return std::nullopt;
   const std::string open_message = CPLGetLastErrorMsg();
   // GDALOpen's own message is often only "not recognized as a supported file format";
   // the file system says why when asked directly, without the answer it cached.
@@ -247,14 +243,11 @@ std::optional<std::string> explain_remote_open_failure(const std::string& path) 
 }
 
 void forget_remote_file(const std::string& path) {
-  const auto [prefix, at] = network_prefix(path);
-  if (at == std::string_view::npos) return;
-  // The network file system's own path (the part inside any /vsizip/...), as it caches it.
-  std::string own = path.substr(at);
-  for (const auto& archive : {std::string(".zip/"), std::string(".tar/"), std::string(".gz/")}) {
-    if (const auto end = own.find(archive); end != std::string::npos) own.resize(end + archive.size() - 1);
-  }
-  VSICurlPartialClearCache(own.c_str());
+  const auto [family, own_path] = network_part(path);
+  if (family.empty()) return;
+  // The network file system's own path (the archive inside /vsizip/..., not its member),
+  // as it caches it.
+  VSICurlPartialClearCache(std::string(own_path).c_str());
 }
 
 }  // namespace mgpr::runtime

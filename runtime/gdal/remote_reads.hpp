@@ -11,14 +11,11 @@
 
 namespace mgpr::runtime {
 
-// A path GDAL reads over the network: /vsicurl/, /vsis3/, /vsigs/, /vsiaz/, /vsiadls/,
-// /vsioss/, /vsiswift/, /vsiwebhdfs/ (their _streaming forms too), also inside another
-// file system (/vsizip//vsis3/...).
+// A path GDAL reads over the network: common's one rule (mgpr/input_kind.hpp's
+// classify_input(path).remote): /vsicurl/, /vsis3/, /vsigs/, /vsiaz/, /vsiadls/,
+// /vsioss/, /vsiswift/, /vsiwebhdfs/, /vsihdfs/ (their _streaming forms too), also inside
+// another file system (/vsizip//vsis3/...).
 bool is_remote_path(std::string_view path);
-
-// A path GDAL opens as a local file, which the file system can be asked about: not a
-// /vsi path, and no "DRIVER:file:subdataset" form.
-bool is_plain_path(std::string_view path);
 
 // One GDAL configuration option mgpr sets for remote reads unless the user set it.
 struct RemoteReadSetting {

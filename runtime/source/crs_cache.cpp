@@ -11,7 +11,7 @@
 #include <limits>
 #include <string_view>
 
-#include "gdal/remote_reads.hpp"
+#include "mgpr/input_kind.hpp"
 
 namespace mgpr::runtime {
 
@@ -113,7 +113,8 @@ RasterCrs CrsCache::crs_of(GDALDataset& dataset, const std::string& path) {
 
 std::optional<std::string> CrsCache::key_of(GDALDataset& dataset, const std::string& path) {
   const auto* driver = dataset.GetDriver();
-  if (driver == nullptr || std::string_view(driver->GetDescription()) != "GTiff" || !is_plain_path(path) ||
+  if (driver == nullptr || std::string_view(driver->GetDescription()) != "GTiff" ||
+      classify_input(path).kind != InputKind::kLocalPath ||
       CPLGetConfigOption("GDAL_GEOREF_SOURCES", nullptr) != nullptr) {
     return std::nullopt;
   }

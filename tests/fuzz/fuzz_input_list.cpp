@@ -1,11 +1,13 @@
 // An `@list` input file, one raster a line, as users and their scripts write it (comments,
-// blank lines, CRLF, padding, URLs with tokens), expanded as mgpr and mgpr-submit expand
-// it. The list is read from a path, so the bytes go to a file in a folder of its own, and
-// its relative lines name things in that folder.
+// blank lines, CRLF, padding, URLs with tokens, /vsi chains), expanded as mgpr and
+// mgpr-submit expand it, and each line classified (mgpr/input_kind.hpp). The list is read
+// from a path, so the bytes go to a file in a folder of its own, and its relative lines
+// name things in that folder.
 #include <unordered_set>
 
 #include "fuzz_input.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/input_kind.hpp"
 #include "mgpr/input_list.hpp"
 
 namespace {
@@ -33,6 +35,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // What logs show of a line, and where GDAL reads it from.
     static_cast<void>(mgpr::redact_input(line));
     static_cast<void>(mgpr::gdal_path_of(line));
+    // Every span the classification gives lies inside the line, and putting the local
+    // file back where it was gives the line unchanged.
+    const auto classified = mgpr::classify_input(line);
+    for (const auto& layer : classified.layers) {
+      if (layer.at > line.size() || layer.size > line.size() - layer.at) __builtin_trap();
+    }
+    if (classified.has_local_file() &&
+        (classified.local_at > line.size() || classified.local_size > line.size() - classified.local_at)) {
+      __builtin_trap();
+    }
+    if (mgpr::with_local_file(line, classified, mgpr::local_file_of(line, classified)) != line) __builtin_trap();
   }
   static mgpr::fuzz::InputFile file("rasters.txt");
   const auto list = "@" + file.write(data, size).string();

@@ -49,6 +49,34 @@ TEST(InputList, SecretsInUrlsAreNotShown) {
   EXPECT_EQ(redact_input("/data/a.tif"), "/data/a.tif");
 }
 
+TEST(InputList, VsiPathsAreNeverListedNorNormalisedAndListsAnchorTheirLocalPart) {
+  const test::TempDir dir;
+  // "//" belongs to a chain's name: a path's normalisation would fold it.
+  EXPECT_THAT(expand({"/vsicurl_streaming/https://h/x.tif", "/vsizip//vsis3/b/x.zip/y.tif", "/vsizip/a.zip/x.tif"}),
+              ElementsAre("/vsicurl_streaming/https://h/x.tif", "/vsizip//vsis3/b/x.zip/y.tif", "/vsizip/a.zip/x.tif"));
+  EXPECT_TRUE(is_remote_input("/vsizip//vsis3/b/x.zip/y.tif"));
+  EXPECT_TRUE(is_remote_input("/vsicurl_streaming/https://h/x.tif"));
+  EXPECT_FALSE(is_remote_input("/vsizip/a.zip/x.tif"));
+  // In a list, a relative archive is the list folder's, as a relative path is.
+  std::ofstream(dir.file("list.txt")) << "/vsizip/a.zip/x.tif\n/vsizip/{b}/y.tif\n/vsigzip//data/c.tif.gz\n";
+  EXPECT_THAT(expand({"@" + dir.file("list.txt")}),
+              ElementsAre("/vsizip/" + dir.file("a.zip") + "/x.tif", "/vsizip/{" + dir.file("b") + "}/y.tif",
+                          "/vsigzip//data/c.tif.gz"));
+}
+
+TEST(InputList, UrlsOfOtherSchemesAndWriteOnlyPathsAreRefusedWithTheFix) {
+  EXPECT_THAT(error_of([] { expand({"az://container/a.tif"}); }),
+              HasSubstr("input 'az://container/a.tif' is a URL mgpr does not read"));
+  EXPECT_THAT(error_of([] { expand({"az://container/a.tif"}); }), HasSubstr("/vsiaz/container/blob"));
+  EXPECT_THAT(error_of([] { expand({"/vsistdout/"}); }), HasSubstr("names /vsistdout/, which GDAL can only write"));
+}
+
+TEST(InputList, ACryptKeyIsNotShown) {
+  EXPECT_EQ(redact_input("/vsicrypt/key=s3cr3t,file=/data/a.tif"), "/vsicrypt/key=***,file=/data/a.tif");
+  EXPECT_EQ(redact_input("/vsicrypt/alg=AES,key_b64=czNjcjN0,file=a.tif"), "/vsicrypt/alg=AES,key_b64=***,file=a.tif");
+  EXPECT_EQ(redact_input("/vsicached?file=/data/a.tif"), "/vsicached?file=/data/a.tif");
+}
+
 TEST(InputList, AFolderGivesItsRastersSortedAndSkipsSidecars) {
   const test::TempDir dir;
   for (const auto* name : {"b.tif", "a.TIF", "c.tiff", "a.tif.aux.xml", "a.tif.ovr", "notes.txt", "sub/d.tif"}) {

@@ -12,6 +12,7 @@
 
 namespace mgpr::launcher {
 namespace {
+using testing::AllOf;
 using testing::HasSubstr;
 using testing::Not;
 
@@ -43,6 +44,35 @@ TEST(SubmitChecks, AFolderWithoutRastersAndAnUnreadableRasterAreNamed) {
               HasSubstr("raster '" + dir.file("gone.tif") + "' does not exist"));
 }
 
+TEST(SubmitChecks, VsiPathsAreCheckedByTheLocalFileTheyReadAndChainsOverTheNetworkCountAsRemote) {
+  const test::TempDir dir;
+  std::ofstream(dir.file("tiles.zip")) << "x";
+  const auto checked =
+      check_inputs(config_with({"/vsizip/" + dir.file("tiles.zip") + "/a.tif", "/vsizip//vsis3/bucket/tiles.zip/a.tif",
+                                "/vsicurl_streaming/https://host/a.tif", "NETCDF:\"a.nc\":var"},
+                               dir));
+  EXPECT_EQ(checked.local, 1) << "the archive is checked, the member is the job's to find";
+  EXPECT_EQ(checked.remote, (std::vector<std::string>{"/vsizip//vsis3/bucket/tiles.zip/a.tif",
+                                                      "/vsicurl_streaming/https://host/a.tif"}));
+  EXPECT_EQ(checked.unchecked, (std::vector<std::string>{"NETCDF:\"a.nc\":var"}));
+  EXPECT_THAT(unchecked_input_notes(checked.unchecked)[0], HasSubstr("not checked from this node"));
+  // An archive inside a chain over S3 still needs AWS's credentials.
+  EXPECT_THAT(remote_input_notes(checked.remote, {})[1], HasSubstr("no AWS credentials found"));
+}
+
+TEST(SubmitChecks, VsiPathsAJobCouldNeverReadAreRefusedByName) {
+  const test::TempDir dir;
+  const auto missing = dir.file("gone.zip");
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({"/vsizip/" + missing + "/a.tif"}, dir)); }),
+              HasSubstr("archive of raster '/vsizip/" + missing + "/a.tif' '" + missing + "' does not exist"));
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({"/vsimem/a.tif"}, dir)); }),
+              HasSubstr("GDAL's in-memory file system"));
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({"/vsistdin/"}, dir)); }),
+              HasSubstr("a batch job does not have"));
+  EXPECT_THAT(test::error_of([&] { check_inputs(config_with({"/vsicrypt/key=s3cr3t,file=" + dir.file("a")}, dir)); }),
+              AllOf(HasSubstr("carries credentials"), Not(HasSubstr("s3cr3t"))));
+}
+
 TEST(SubmitChecks, RemoteRastersAreExplainedWithTheMissingCredentialsAndNoSecret) {
   const std::vector<std::string> remote{"/vsis3/bucket/a.tif", "/vsicurl/https://host/b.tif?X-Amz-Signature=s3cr3t"};
   const auto without = remote_input_notes(remote, {});
@@ -61,7 +91,7 @@ TEST(SubmitChecks, AUrlWithCredentialsIsRefusedOnTheCommandLineAndTakenFromAList
   const std::string presigned = "https://bucket.example.org/o.tif?X-Amz-Credential=AKIA&X-Amz-Signature=s3cr3t";
   for (const auto& input : {presigned, std::string("https://user:pa55@example.org/o.tif")}) {
     const auto refused = test::error_of([&] { check_inputs(config_with({input}, dir)); });
-    EXPECT_THAT(refused, HasSubstr("carries credentials in its URL")) << input;
+    EXPECT_THAT(refused, HasSubstr("carries credentials (a URL's query string")) << input;
     EXPECT_THAT(refused, HasSubstr("@urls.txt")) << input;
     EXPECT_THAT(refused, Not(HasSubstr("s3cr3t")));
     EXPECT_THAT(refused, Not(HasSubstr("pa55")));

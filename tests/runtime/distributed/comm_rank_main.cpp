@@ -11,7 +11,8 @@
 // slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after the work,
 // before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
 // seconds before joining: a slow model load), gpu_uuid=U (claim GPU U on the store before
-// preparing, as a GPU rank does).
+// preparing, as a GPU rank does), inputs=DIR (expand DIR once for the run, as mgpr's
+// main does, and record the rasters as "input PATH" lines, then "inputs shared").
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,8 +31,10 @@
 
 #include "distributed/communicator.hpp"
 #include "distributed/local_launch.hpp"
+#include "distributed/rank0_value.hpp"
 #include "distributed/sharding.hpp"
 #include "geometry/tiler.hpp"
+#include "mgpr/input_list.hpp"
 #include "support/comm_payload.hpp"
 
 namespace {
@@ -77,6 +80,15 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   options.use_gpu = number(keys, "gpu", 0) == 1;
   options.peer_timeout = std::chrono::seconds(number(keys, "peer_timeout", 120));
   const auto early_store = serve_store_early(ranks, options);
+  if (keys.contains("inputs")) {
+    const std::string inputs[] = {keys.at("inputs")};
+    const auto rasters = split_list(share_from_rank0(ranks, options, early_store, "inputs/rasters",
+                                                     [&] { return join_list(expand_inputs(inputs, {})); }));
+    for (const auto& raster : rasters) line("input " + raster);
+    line("inputs shared");
+    // As run_rank does after mgpr's main: asking again gives the store already served.
+    if (serve_store_early(ranks, options) != early_store) return 5;
+  }
   if (keys.contains("gpu_uuid")) refuse_shared_gpu(ranks, options, early_store, keys.at("gpu_uuid"));
   std::this_thread::sleep_for(std::chrono::seconds(number(keys, "prepare_s", 0)));
   const auto communicator = join_run(ranks, options, early_store);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "runtime/distributed/rank_env.hpp"
@@ -96,6 +97,38 @@ TEST(Rendezvous, RankZeroServesTheStoreWhileItStillPrepares) {
   EXPECT_EQ(second.code, 0) << second.err;
   EXPECT_EQ(gather_lines(dir.path() / "rank-0.txt"), expected_gather(2));
   EXPECT_EQ(gather_lines(dir.path() / "rank-1.txt"), expected_gather(2));
+}
+
+// The inputs are expanded once per run: rank 0 lists the folder and every other rank takes
+// its list, so a tile added while the ranks start cannot give them different lists.
+TEST(Rendezvous, EveryRankReadsTheInputsRankZeroExpanded) {
+  const TempDir dir;
+  const auto tiles = dir.path() / "tiles";
+  fs::create_directories(tiles);
+  for (const auto* name : {"a.tif", "b.tif"}) std::ofstream(tiles / name) << "x";
+  const int port = free_port();
+  const std::vector<std::string> keys{"inputs=" + tiles.string()};
+  Process rank0(rank_args(dir.path(), 20, keys), rank_env(0, 2, port), dir.path(), "rank0");
+  ASSERT_TRUE(eventually(20, [&] {
+    return read_text(dir.path() / "rank-0.txt").find("inputs shared") != std::string::npos;
+  })) << "rank 0 did not expand its inputs";
+  std::ofstream(tiles / "c.tif") << "x";  // after rank 0's listing, before rank 1's start
+  Process rank1(rank_args(dir.path(), 20, keys), rank_env(1, 2, port), dir.path(), "rank1");
+  const auto first = rank0.wait(std::chrono::seconds(60));
+  const auto second = rank1.wait(std::chrono::seconds(60));
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(second.code, 0) << second.err;
+  const auto inputs_of = [&](int rank) {
+    std::string lines;
+    std::istringstream in(read_text(dir.path() / fmt::format("rank-{}.txt", rank)));
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("input ")) lines += line + "\n";
+    }
+    return lines;
+  };
+  const auto expected = fmt::format("input {}\ninput {}\n", (tiles / "a.tif").string(), (tiles / "b.tif").string());
+  EXPECT_EQ(inputs_of(0), expected);
+  EXPECT_EQ(inputs_of(1), expected);
 }
 
 TEST(Rendezvous, MissingRankIsNamedWithinTheTimeout) {

@@ -46,6 +46,20 @@ TEST(RasterErrors, MissingRaster) {
   EXPECT_THAT(message, HasSubstr("check the path"));
 }
 
+TEST(RasterErrors, AMissingArchiveOfAVsiPathIsNamed) {
+  TempDir scratch;
+  const auto path = "/vsizip/" + scratch.file("gone.zip") + "/ortho.tif";
+  const auto message = usage_error(reading(path));
+  EXPECT_THAT(message,
+              HasSubstr("raster '" + path + "' is read from '" + scratch.file("gone.zip") + "', which does not exist"));
+}
+
+TEST(RasterErrors, AColonInAFileNameIsStillAPathOnThisMachine) {
+  TempDir scratch;
+  const auto path = scratch.file("2024-01-01T10:00.tif");
+  EXPECT_THAT(usage_error(reading(path)), HasSubstr("'" + path + "' does not exist"));
+}
+
 TEST(RasterErrors, TextFile) {
   TempDir scratch;
   const auto path = scratch.file("notes.txt");
@@ -56,7 +70,7 @@ TEST(RasterErrors, TextFile) {
   EXPECT_THAT(message, HasSubstr("gdalinfo " + path));
 }
 
-// Issue 13: a FIFO given as the raster blocked the run for good (GDAL's open waits for
+// A FIFO given as the raster blocked the run for good (GDAL's open waits for
 // a writer); it, and anything else that is not a file or folder, is refused at once.
 TEST(RasterErrors, AFifoIsRefusedWithoutWaiting) {
   TempDir scratch;

@@ -48,3 +48,28 @@ TEST_F(RemoteBlockCache, TheUsersOwnSizeIsKept) {
 }
 
 }  // namespace
+
+namespace {
+
+// Which paths get the remote settings and messages is common's one rule
+// (mgpr/input_kind.hpp), chains and streaming forms included.
+TEST(RemotePaths, AreTheChainsThroughANetworkFileSystem) {
+  using mgpr::runtime::is_remote_path;
+  for (const auto* remote : {"/vsicurl/https://h/a.tif", "/vsicurl_streaming/https://h/a.tif", "/vsis3/b/a.tif",
+                             "/vsiwebhdfs/http://h/webhdfs/v1/a.tif", "/vsihdfs/hdfs://h:9000/a.tif",
+                             "/vsizip//vsis3/b/x.zip/y.tif", "/vsizip/{/vsigs/b/archive}/y.tif"}) {
+    EXPECT_TRUE(is_remote_path(remote)) << remote;
+  }
+  for (const auto* local : {"/data/a.tif", "/vsizip//data/a.zip/x.tif", "/vsimem/a.tif", "/data/vsis3/a.tif"}) {
+    EXPECT_FALSE(is_remote_path(local)) << local;
+  }
+}
+
+TEST(RemotePaths, AreShownWithoutTheirQueryString) {
+  using mgpr::runtime::shown_remote_path;
+  EXPECT_EQ(shown_remote_path("/vsicurl/https://h/a.tif?X-Amz-Signature=abc"), "/vsicurl/https://h/a.tif?...");
+  EXPECT_EQ(shown_remote_path("/vsizip//vsicurl/https://h/x.zip/y.tif"), "/vsizip//vsicurl/https://h/x.zip/y.tif");
+  EXPECT_EQ(shown_remote_path("/vsicurl?url=https%3A%2F%2Fh%2Fa.tif"), "/vsicurl?url=https%3A%2F%2Fh%2Fa.tif");
+}
+
+}  // namespace
