@@ -132,8 +132,10 @@ class ChainParser {
       return;
     }
     // "vsicurl/..." inside a chain is "/vsicurl/...".
-    const std::string prefix =
-        text.starts_with('/') ? std::string(text.substr(0, length)) : "/" + std::string(text.substr(0, length));
+    // Prepended in place: GCC 12's "/" + string at -O3 warns of a memcpy overlap that
+    // cannot happen (-Wrestrict, a known false positive).
+    std::string prefix(text.substr(0, length));
+    if (!text.starts_with('/')) prefix.insert(0, 1, '/');
     const auto* known = known_file_system(prefix);
     // Inside a chain only a known name is another file system ("vsi_tiles/a.tif" is a path).
     if (known == nullptr && !text.starts_with('/')) {

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
-#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "distributed/collectives.hpp"
 #include "mgpr/error.hpp"
 #include "support/comm_payload.hpp"
+#include "support/memory_store.hpp"
 #include "support/process.hpp"
 
 namespace mgpr::runtime {
@@ -34,31 +34,7 @@ std::string no_device_reason() {
   return fmt::format("no CUDA device visible ({})", status == cudaSuccess ? "0 devices" : cudaGetErrorString(status));
 }
 
-// The store the ranks of one process share (the TCPStore's role across processes).
-class MemoryStore final : public KeyValueStore {
- public:
-  void set(const std::string& key, const std::string& value) override {
-    {
-      const std::lock_guard lock(mutex_);
-      values_[key] = value;
-    }
-    changed_.notify_all();
-  }
-  std::string get(const std::string& key) override {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return values_.contains(key); });
-    return values_.at(key);
-  }
-  bool check(const std::string& key) override {
-    const std::lock_guard lock(mutex_);
-    return values_.contains(key);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, std::string> values_;
-};
+using test::MemoryStore;
 
 NcclSetup setup_of(int rank, int world_size, int device_index,
                    std::chrono::milliseconds timeout = std::chrono::minutes(1)) {

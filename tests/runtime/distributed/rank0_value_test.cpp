@@ -6,45 +6,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <map>
-#include <mutex>
 
 #include "mgpr/error.hpp"
 #include "mgpr/input_list.hpp"
 #include "support/error_of.hpp"
+#include "support/memory_store.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mgpr::runtime {
 namespace {
 using testing::ElementsAre;
 
-// A TCPStore's semantics in memory: get waits until the key is set.
-class MemoryStore final : public KeyValueStore {
- public:
-  void set(const std::string& key, const std::string& value) override {
-    const std::lock_guard lock(mutex_);
-    values_[key] = value;
-    changed_.notify_all();
-  }
-  std::string get(const std::string& key) override {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return values_.contains(key); });
-    return values_.at(key);
-  }
-  bool check(const std::string& key) override {
-    const std::lock_guard lock(mutex_);
-    return values_.contains(key);
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, std::string> values_;
-};
+using test::MemoryStore;
 
 void touch(const std::filesystem::path& file) { std::ofstream(file) << "x"; }
 
