@@ -316,6 +316,23 @@ std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, cons
   return store;
 }
 
+namespace {
+
+// A key rank 0 sets before the others may go on, waited for as long as a rendezvous; a
+// store gone meanwhile is named as rank 0's, with the address.
+template <typename Store>
+void wait_for_rank0(Store& store, const RankEnvironment& ranks, const RendezvousOptions& options,
+                    const std::string& address, const std::string& key) {
+  const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
+  try {
+    store.wait(key, waited);
+  } catch (const std::exception& error) {
+    throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
+  }
+}
+
+}  // namespace
+
 std::string share_from_rank0(const RankEnvironment& ranks, const RendezvousOptions& options,
                              const std::shared_ptr<EarlyStore>& early, const std::string& key,
                              const std::function<std::string()>& make) {
@@ -324,15 +341,8 @@ std::string share_from_rank0(const RankEnvironment& ranks, const RendezvousOptio
   // Rank 0's store must outlive this call: the others may come for the value much later.
   if (ranks.rank == 0 && !early) throw std::logic_error("share_from_rank0: rank 0 needs its early store");
   const auto store = early ? early->store : open_store(ranks, options, address);
-  if (ranks.rank != 0) {
-    // Rank 0 may still be making the value (listing a large folder): as long as a rendezvous.
-    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
-    try {
-      store->wait(key, waited);
-    } catch (const std::exception& error) {
-      throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
-    }
-  }
+  // Rank 0 may still be making the value (listing a large folder).
+  if (ranks.rank != 0) wait_for_rank0(*store, ranks, options, address, key);
   return value_of_rank0(*store, ranks.rank, ranks.world_size, key, make);
 }
 
@@ -370,14 +380,7 @@ void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& op
   // Rank 0 claims first, so it is never the rank refused: it stays to give every rank the
   // reason at rendezvous, where a refused rank 0 would leave the others to find its store
   // gone only after their own preparation and the rendezvous timeout.
-  if (ranks.rank != 0) {
-    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
-    try {
-      store->wait(kRank0Claimed, waited);
-    } catch (const std::exception& error) {
-      throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
-    }
-  }
+  if (ranks.rank != 0) wait_for_rank0(*store, ranks, options, address, kRank0Claimed);
   // A counter per GPU: the first rank on it waits for nobody, a second one knows at once.
   const auto key = "gpu/" + uuid;
   const auto claimed = store->add(key, 1);
