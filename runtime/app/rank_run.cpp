@@ -5,10 +5,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 
 #include "app/banner.hpp"
+#include "app/output_stream.hpp"
 #include "app/rank_summary.hpp"
 #include "app/run_outcome.hpp"
 #include "app/tile_loop.hpp"
@@ -60,6 +63,13 @@ TileResults read_done_tiles(const RunJournal& journal, const RunPlan& plan, cons
   return std::move(done.results);
 }
 
+// Per image (TileId::image): how many of the run's `tiles` have a result in `done`.
+std::vector<std::int64_t> count_done(const TileResults& done, std::span<const Tile> tiles) {
+  std::vector<std::int64_t> counts(tiles_per_image(tiles).size(), 0);
+  for (const auto& [id, payload] : done) ++counts.at(static_cast<std::size_t>(id.image));
+  return counts;
+}
+
 // One rank's run once prepared; the members are what its phases share.
 class RankRun {
  public:
@@ -69,6 +79,7 @@ class RankRun {
         journal_(plan.journal_folder, plan.source.rasters, plan.resume),
         run_(std::move(run)),
         done_(read_done_tiles(journal_, plan, *run_.source, ranks.rank)),
+        done_counts_(count_done(done_, run_.source->tiles())),
         summary_(base_summary(ranks, plan.device)) {
     describe_model(summary_, plan.output.class_names, plan.model_card);
     summary_.warnings = run_.model->warnings();
@@ -90,23 +101,48 @@ class RankRun {
     communicator_->barrier();
   }
 
-  // The tile loop over this rank's share of `todo`; then every rank learns every result
-  // and every raster that failed, so all agree how the run ended, and rank 0 writes the
-  // outputs when every tile is done but those of failed rasters.
+  // The tile loop over this rank's share of `todo`, each batch's results going to rank 0,
+  // which writes every raster's outputs as soon as it is final; then every rank learns
+  // how many tiles every rank finished and every raster that failed, so all agree how
+  // the run ended, and rank 0 writes what is left and the run's files when every tile is
+  // done but those of failed rasters.
   Outcome process(const std::vector<Tile>& todo) {
     auto tile_journal = journal_.for_rank(ranks_.rank);
     run_.output->set_journal(&tile_journal);
+    std::unique_ptr<OutputStream> stream;
+    std::unique_ptr<ResultMail> mail;
+    if (ranks_.rank == 0) {
+      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_);
+      run_.output->set_sink(stream.get());
+    } else {
+      mail = std::make_unique<ResultMail>(*communicator_);
+      run_.output->set_sink(mail.get());
+    }
+    done_ = {};  // the earlier runs' results are rank 0's writer's now
     const auto run_tiles = static_cast<std::int64_t>(todo.size());
     printer_ = std::make_unique<ProgressPrinter>(ranks_.rank, run_tiles / ranks_.world_size, run_tiles,
                                                  plan_.log_interval, ::isatty(STDERR_FILENO) != 0);
     const auto own_failures = run_tile_loop(plan_, ranks_, {*run_.source, *run_.model, *run_.output, *communicator_},
                                             todo, *printer_, summary_);
-    const auto done_before = done_.size();
-    const auto outcome = agree_on_outcome(*communicator_, {run_.output->new_results(), own_failures},
-                                          run_.source->tiles(), done_, failed_);
-    printer_->run_finished(static_cast<std::int64_t>(done_.size() - done_before));
-    if (outcome == Outcome::kStopped || ranks_.rank != 0) return outcome;
-    return write_outputs(outcome);
+    // Every rank's last results are on the store before rank 0's writer takes the rest.
+    communicator_->barrier();
+    run_.output->set_sink(nullptr);
+    std::exception_ptr write_failure;
+    if (stream) {
+      try {
+        stream->drain();
+      } catch (const std::exception&) {
+        write_failure = std::current_exception();  // after the agreement, which every rank waits for
+      }
+    }
+    const auto done_before = done_total();
+    const auto outcome = agree_on_outcome(*communicator_, {run_.output->tiles_done(), own_failures},
+                                          run_.source->tiles(), done_counts_, failed_);
+    printer_->run_finished(done_total() - done_before);
+    if (ranks_.rank != 0) return outcome;
+    if (write_failure) return stopped_or_rethrow(write_failure);
+    if (outcome == Outcome::kStopped) return outcome;
+    return write_outputs(outcome, *stream);
   }
 
   // Whatever was measured is kept: the summary says which rank failed and why.
@@ -124,7 +160,7 @@ class RankRun {
     if (outcome == Outcome::kStopped) {
       summary_.status = RankStatus::kInterrupted;
       summary_.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
-                                   strsignal(stop_signal()), done_.size(), run_.source->tiles().size());
+                                   strsignal(stop_signal()), done_total(), run_.source->tiles().size());
     }
     write_rank_summary(summary_);
     const auto gathered = communicator_->all_gather(to_json_text(summary_));
@@ -134,7 +170,8 @@ class RankRun {
         all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
       }
       fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
-      print_run_end({*run_.source, failed_, done_.size(), outcome == Outcome::kStopped}, journal_.folder());
+      print_run_end({*run_.source, failed_, static_cast<std::size_t>(done_total()), outcome == Outcome::kStopped},
+                    journal_.folder());
     }
     communicator_->barrier();
   }
@@ -149,17 +186,30 @@ class RankRun {
   }
 
  private:
-  // Rank 0, every tile done but those of failed rasters: the outputs, then (when every
-  // tile is done) the journal goes.
-  Outcome write_outputs(Outcome outcome) {
+  [[nodiscard]] std::int64_t done_total() const {
+    return std::accumulate(done_counts_.begin(), done_counts_.end(), std::int64_t{0});
+  }
+
+  // A stop that came during a long write (a COG) stops the run like one during the loop:
+  // every tile is journaled and a rerun writes the outputs again.
+  static Outcome stopped_or_rethrow(const std::exception_ptr& failure) {
     try {
-      for (const auto& file : run_.output->write_outputs(done_, failed_)) {
+      std::rethrow_exception(failure);
+    } catch (const StoppedOnRequest& stopped) {
+      fmt::print(stderr, "mgpr: {}\n", stopped.what());
+    }
+    return Outcome::kStopped;
+  }
+
+  // Rank 0, every tile done but those of failed rasters: what is left of the outputs and
+  // the run's files, then (when every tile is done) the journal goes.
+  Outcome write_outputs(Outcome outcome, OutputStream& stream) {
+    try {
+      for (const auto& file : stream.finish(failed_)) {
         fmt::print("# wrote {}\n", file.string());
         summary_.outputs.push_back(std::filesystem::absolute(file).string());
       }
     } catch (const StoppedOnRequest& stopped) {
-      // Every tile is journaled; the files already written are complete, and a rerun
-      // writes them all again from the journal.
       fmt::print(stderr, "mgpr: {}\n", stopped.what());
       return Outcome::kStopped;
     }
@@ -177,8 +227,9 @@ class RankRun {
   const RankEnvironment& ranks_;
   RunJournal journal_;
   Prepared run_;
-  TileResults done_;       // every finished tile's result: earlier runs', then the run's
-  RasterFailures failed_;  // every rank's rasters that could not be read
+  TileResults done_;                       // the results of earlier runs, until rank 0's writer takes them
+  std::vector<std::int64_t> done_counts_;  // per image: tiles finished, by earlier runs then this one
+  RasterFailures failed_;                  // every rank's rasters that could not be read
   RankSummary summary_;
   std::unique_ptr<Communicator> communicator_;
   std::unique_ptr<ProgressPrinter> printer_;

@@ -80,6 +80,12 @@ class SharedStore final : public KeyValueStore {
     const std::lock_guard lock(mutex_);
     return store_->check({key});
   }
+  std::string take(const std::string& key) {
+    const std::lock_guard lock(mutex_);
+    const auto bytes = store_->get(key);
+    store_->deleteKey(key);
+    return {bytes.begin(), bytes.end()};
+  }
   void wait(const std::string& key, milliseconds timeout) {
     const std::lock_guard lock(mutex_);
     store_->wait({key}, timeout);
@@ -169,6 +175,8 @@ class StoreCommunicator final : public Communicator {
     return collectives_->all_gather(bytes);
   }
   std::int64_t add(const std::string& key, std::int64_t delta) override { return store_->add(key, delta); }
+  void put(const std::string& key, const std::string& bytes) override { store_->set(key, bytes); }
+  std::string take(const std::string& key) override { return store_->take(key); }
 
  private:
   int rank_;

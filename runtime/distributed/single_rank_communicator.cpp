@@ -1,6 +1,7 @@
 // The communicator of a single-rank run: nothing to talk to, so no sockets at all.
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "distributed/communicator.hpp"
 
@@ -17,10 +18,21 @@ class LocalCommunicator final : public Communicator {
     const std::lock_guard lock(mutex_);
     return counters_[key] += delta;
   }
+  void put(const std::string& key, const std::string& bytes) override {
+    const std::lock_guard lock(mutex_);
+    values_[key] = bytes;
+  }
+  std::string take(const std::string& key) override {
+    const std::lock_guard lock(mutex_);
+    auto value = std::move(values_.at(key));
+    values_.erase(key);
+    return value;
+  }
 
  private:
   std::mutex mutex_;
   std::map<std::string, std::int64_t> counters_;
+  std::map<std::string, std::string> values_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // write as the table and the vector layer (result_files.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -29,7 +30,7 @@ TileClass decode(const std::string& payload) {
 
 class ClassifyOutput final : public TaskOutput {
  public:
-  explicit ClassifyOutput(const OutputPlan& plan) : plan_(plan) {}
+  explicit ClassifyOutput(const OutputPlan& plan) : plan_(plan), files_(plan_, "tiles", fields()) {}
 
   void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
     if (!output.isTensor() || output.toTensor().dim() != 2 || output.toTensor().size(0) != batch) {
@@ -55,30 +56,34 @@ class ClassifyOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
-    std::map<TileId, PixelWindow> windows;
-    for (const auto& tile : plan_.tiles) windows[tile.id] = tile.window;
-    std::vector<std::filesystem::path> written;
+  [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
+
+  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
+                            std::vector<std::filesystem::path>& written) override {
     const bool fake = plan_.rasters.empty();
-    auto outcomes = raster_outcomes(plan_, all, failed);
-    ResultFiles files(plan_, "tiles", fields());
-    for (std::size_t image = 0; image < plan_.prefixes.size(); ++image) {
-      // A raster that failed has only some of its results: none are written.
-      if (!fake && outcomes[image].failed) continue;
-      const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters[image]);
-      const std::string raster_name = fake ? "fake" : plan_.rasters[image].path;
-      std::vector<Record> records;
-      const auto [first, last] = results_of(all, static_cast<int>(image));
-      for (auto at = first; at != last; ++at)
-        records.push_back(record(raster_name, at->first, windows.at(at->first), transform, decode(at->second)));
-      if (!fake) outcomes[image].results = std::distance(first, last);
-      files.add(static_cast<int>(image), records, written);
-    }
-    files.finish(outcomes, written);
-    return written;
+    const auto index = static_cast<std::size_t>(image);
+    const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters.at(index));
+    const std::string raster_name = fake ? "fake" : plan_.rasters.at(index).path;
+    std::vector<Record> records;
+    for (auto at = first; at != last; ++at)
+      records.push_back(record(raster_name, at->first, window_of(at->first), transform, decode(at->second)));
+    files_.add(image, records, written);
+    return std::distance(first, last);
+  }
+
+  void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
+    files_.finish(outcomes, written);
   }
 
  private:
+  // The run's tiles are in id order.
+  [[nodiscard]] const PixelWindow& window_of(const TileId& id) const {
+    const auto at = std::lower_bound(plan_.tiles.begin(), plan_.tiles.end(), id,
+                                     [](const Tile& tile, const TileId& wanted) { return tile.id < wanted; });
+    if (at == plan_.tiles.end() || at->id != id) throw std::logic_error("a result for a tile the run does not have");
+    return at->window;
+  }
+
   // Without class names the files stay as they were before names existed: a
   // `label_name` field of empty values would change every existing output for nothing.
   [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
@@ -131,6 +136,7 @@ class ClassifyOutput final : public TaskOutput {
   }
 
   OutputPlan plan_;
+  ResultFiles files_;  // after plan_, which it reads
 };
 
 }  // namespace

@@ -41,7 +41,7 @@ void decode(const TileId& tile, const std::string& payload, std::vector<Box>& in
 
 class DetectOutput final : public TaskOutput {
  public:
-  explicit DetectOutput(const OutputPlan& plan) : plan_(plan) {}
+  explicit DetectOutput(const OutputPlan& plan) : plan_(plan), files_(plan_, "detections", fields()) {}
 
   void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
     (void)parse_detections(output, batch, plan_.options.score_threshold, plan_.options.model);
@@ -63,24 +63,24 @@ class DetectOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
-    std::vector<std::filesystem::path> written;
+  [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
+
+  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
+                            std::vector<std::filesystem::path>& written) override {
+    if (plan_.rasters.empty()) return 0;  // fake data has no raster to place boxes in
     const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
-    auto outcomes = raster_outcomes(plan_, all, failed);
-    ResultFiles files(plan_, "detections", fields());
-    for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
-      // A raster that failed has only some of its results: none are written.
-      if (outcomes[image].failed) continue;
-      std::vector<Box> boxes;
-      const auto [first, last] = results_of(all, static_cast<int>(image));
-      for (auto at = first; at != last; ++at) decode(at->first, at->second, boxes);
-      const auto merged = merge_boxes(boxes, merge);
-      outcomes[image].results = static_cast<std::int64_t>(merged.size());
-      files.add(static_cast<int>(image), records(plan_.rasters[image], merged), written);
-      write_quicklook(image, merged, written);
-    }
-    files.finish(outcomes, written);
-    return written;
+    const auto index = static_cast<std::size_t>(image);
+    std::vector<Box> boxes;
+    for (auto at = first; at != last; ++at) decode(at->first, at->second, boxes);
+    const auto merged = merge_boxes(boxes, merge);
+    boxes = {};  // before the records are made: at most two copies of a raster's boxes
+    files_.add(image, records(plan_.rasters.at(index), merged), written);
+    write_quicklook(index, merged, written);
+    return static_cast<std::int64_t>(merged.size());
+  }
+
+  void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
+    files_.finish(outcomes, written);
   }
 
  private:
@@ -150,6 +150,7 @@ class DetectOutput final : public TaskOutput {
   }
 
   OutputPlan plan_;
+  ResultFiles files_;  // after plan_, which it reads
 };
 
 }  // namespace

@@ -38,7 +38,6 @@ ResultFiles::ResultFiles(const OutputPlan& plan, std::string what, std::vector<V
   select_fields(
       fields_, {}, [this](const VectorField& f) { return in_layer(f); }, layer_fields_, none);
   if (!run_layout()) return;
-  run_table_ = table_header(table_fields_);
   std::map<std::string, std::size_t> groups;
   for (const auto& raster : plan_.rasters) {
     const auto [at, added] = groups.try_emplace(crs_key(raster.crs_wkt), wkts_.size());
@@ -52,7 +51,42 @@ ResultFiles::ResultFiles(const OutputPlan& plan, std::string what, std::vector<V
     }
     group_of_.push_back(at->second);
   }
-  kept_.resize(wkts_.size());
+}
+
+// Layers in the order the files always had: per CRS group its result layer, then its
+// `rasters` layer; one file for them all where the format holds many (run_<what>.gpkg),
+// else one file per layer, named after it (run_detections.fgb, run_rasters.fgb, ...).
+void ResultFiles::open_run_files() {
+  if (opened_) return;
+  opened_ = true;
+  std::filesystem::create_directories(plan_.options.output_dir);
+  if (table_written()) {
+    run_table_.emplace(run_file(plan_, what_, ".csv"));
+    run_table_->append(table_header(table_fields_));
+  }
+  std::vector<RecordLayer> layers;
+  for (std::size_t group = 0; group < wkts_.size(); ++group) {
+    if (!fields_.empty()) layers.push_back({what_ + suffixes_[group], wkts_[group], layer_fields_, {}});
+    layers.push_back({"rasters" + suffixes_[group], wkts_[group], raster_fields(), {}});
+  }
+  const auto& format = vector_format(plan_.options.format);
+  std::vector<Slot> slots;
+  if (format.many_layers) {
+    file_names_.push_back(run_file(plan_, what_, format.extension));
+    files_.emplace_back(file_names_.back(), layers);
+    for (std::size_t i = 0; i < layers.size(); ++i) slots.push_back({0, i});
+  } else {
+    for (const auto& layer : layers) {
+      slots.push_back({files_.size(), 0});
+      file_names_.push_back(run_file(plan_, layer.name, format.extension));
+      files_.emplace_back(file_names_.back(), std::span(&layer, 1));
+    }
+  }
+  const std::size_t per_group = fields_.empty() ? 1 : 2;
+  for (std::size_t group = 0; group < wkts_.size(); ++group) {
+    if (!fields_.empty()) result_slots_.push_back(slots[group * per_group]);
+    raster_slots_.push_back(slots[group * per_group + per_group - 1]);
+  }
 }
 
 bool ResultFiles::run_layout() const { return plan_.layout == OutputLayout::kRun && !plan_.rasters.empty(); }
@@ -81,9 +115,10 @@ void ResultFiles::add(int image, std::span<const Record> records, std::vector<st
         fields_, records, [this](const VectorField& f) { return in_layer(f); }, ignored, layer);
   }
   if (run_layout()) {
-    run_table_ += table_rows(table_fields_, table);
-    auto& kept = kept_.at(group_of_.at(index));
-    kept.insert(kept.end(), std::make_move_iterator(layer.begin()), std::make_move_iterator(layer.end()));
+    open_run_files();
+    if (run_table_) run_table_->append(table_rows(table_fields_, table));
+    const auto slot = result_slots_.at(group_of_.at(index));
+    files_.at(slot.file).append(slot.layer, layer);
     return;
   }
   const auto prefix = plan_.prefixes.at(index).string() + "_" + what_;
@@ -98,46 +133,26 @@ void ResultFiles::add(int image, std::span<const Record> records, std::vector<st
   written.emplace_back(file);
 }
 
-void ResultFiles::finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) const {
+void ResultFiles::finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) {
   if (!run_layout()) return;
   if (outcomes.size() != plan_.rasters.size()) throw std::logic_error("an outcome per raster is needed");
-  if (table_written()) {
-    const auto table = run_file(plan_, what_, ".csv");
-    std::filesystem::create_directories(table.parent_path());
-    write_file_atomically(table, run_table_);
-    written.push_back(table);
+  open_run_files();
+  if (run_table_) {
+    run_table_->commit();
+    written.push_back(run_file(plan_, what_, ".csv"));
   }
-  std::vector<std::vector<Record>> footprints(wkts_.size());
   for (std::size_t i = 0; i < plan_.rasters.size(); ++i) {
     const auto& raster = plan_.rasters[i];
     const auto& outcome = outcomes[i];
-    footprints[group_of_[i]].push_back({raster_transform(raster).footprint(0, 0, raster.width, raster.height),
-                                        {raster.path, std::string(outcome.failed ? "failed" : "complete"),
-                                         outcome.error, outcome.tiles, outcome.tiles_done, outcome.results}});
+    const Record footprint{raster_transform(raster).footprint(0, 0, raster.width, raster.height),
+                           {raster.path, std::string(outcome.failed ? "failed" : "complete"), outcome.error,
+                            outcome.tiles, outcome.tiles_done, outcome.results}};
+    const auto slot = raster_slots_.at(group_of_[i]);
+    files_.at(slot.file).append(slot.layer, std::span(&footprint, 1));
   }
-  std::vector<RecordLayer> layers;
-  for (std::size_t group = 0; group < wkts_.size(); ++group) {
-    if (!fields_.empty()) layers.push_back({what_ + suffixes_[group], wkts_[group], layer_fields_, kept_[group]});
-    layers.push_back({"rasters" + suffixes_[group], wkts_[group], raster_fields(), footprints[group]});
-  }
-  write_layers(layers, written);
-}
-
-// One file for every layer where the format holds many (run_<what>.gpkg), else one
-// file per layer, named after it (run_detections.fgb, run_rasters.fgb, ...).
-void ResultFiles::write_layers(std::span<const RecordLayer> layers, std::vector<std::filesystem::path>& written) const {
-  const auto& format = vector_format(plan_.options.format);
-  std::filesystem::create_directories(plan_.options.output_dir);
-  if (format.many_layers) {
-    const auto file = run_file(plan_, what_, format.extension);
-    write_vector_layers(file, layers);
-    written.push_back(file);
-    return;
-  }
-  for (const auto& layer : layers) {
-    const auto file = run_file(plan_, layer.name, format.extension);
-    write_vector_layers(file, std::span(&layer, 1));
-    written.push_back(file);
+  for (std::size_t f = 0; f < files_.size(); ++f) {
+    files_[f].commit();
+    written.push_back(file_names_[f]);
   }
 }
 

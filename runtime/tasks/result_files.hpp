@@ -5,14 +5,20 @@
 // with a `rasters` layer of footprints. The format (TaskOptions::format) decides only
 // what the writers decide: its extension, one file for all layers or one per layer, and
 // whether its file replaces the table. The tasks build each result once, as a record.
+// The run's files are written as records come, under temporary names renamed by
+// finish(): what a rank holds of them is bounded by what one add() is given.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tasks/task_output.hpp"
 #include "writers/records.hpp"
+#include "writers/table_file.hpp"
+#include "writers/vector_output.hpp"
 
 namespace mgpr::runtime {
 
@@ -27,26 +33,36 @@ class ResultFiles {
   // no raster, the table only). Per raster its files are written now and added to
   // `written`; for the run they are kept for finish().
   void add(int image, std::span<const Record> records, std::vector<std::filesystem::path>& written);
-  // The run's files (nothing per raster), `outcomes` one per raster.
-  void finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) const;
+  // The run's files (nothing per raster), `outcomes` one per raster. Without it (a
+  // stopped run, an error) the run's files are not made and their temporary ones go.
+  void finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written);
 
  private:
   [[nodiscard]] bool run_layout() const;
   [[nodiscard]] bool table_written() const;
   [[nodiscard]] static bool in_table(const VectorField& field);
   [[nodiscard]] bool in_layer(const VectorField& field) const;
-  void write_layers(std::span<const RecordLayer> layers, std::vector<std::filesystem::path>& written) const;
+  // Where a layer goes: one of files_, and the layer's index in it.
+  struct Slot {
+    std::size_t file = 0;
+    std::size_t layer = 0;
+  };
+  void open_run_files();
 
   const OutputPlan& plan_;
   std::string what_;
   std::vector<VectorField> fields_;
   std::vector<VectorField> table_fields_;
   std::vector<VectorField> layer_fields_;  // per raster, or the run's
-  std::string run_table_;                  // the run's, header included
+  std::optional<TableFile> run_table_;     // the run's, once open_run_files ran
   std::vector<std::size_t> group_of_;      // per raster: its CRS group
   std::vector<std::string> suffixes_;      // per group: "" for the first, "_32618", ...
   std::vector<std::string> wkts_;          // per group: its first raster's CRS
-  std::vector<std::vector<Record>> kept_;  // per group: the run's records
+  std::vector<VectorFileWriter> files_;    // the run's vector files, once open_run_files ran
+  std::vector<std::filesystem::path> file_names_;
+  std::vector<Slot> result_slots_;  // per group: its result layer (none without fields)
+  std::vector<Slot> raster_slots_;  // per group: its `rasters` layer
+  bool opened_ = false;
 };
 
 }  // namespace mgpr::runtime

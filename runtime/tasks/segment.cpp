@@ -116,51 +116,53 @@ class SegmentOutput final : public TaskOutput {
     return encoded;
   }
 
-  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) override {
-    std::vector<std::filesystem::path> written;
-    auto outcomes = raster_outcomes(plan_, all, failed);
+  [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
+
+  // The raster's mosaic over its pieces, and what is made of it (COG, quicklook) when asked.
+  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
+                            std::vector<std::filesystem::path>& written) override {
+    if (plan_.rasters.empty()) return 0;  // fake data has no raster to lay pieces on
+    const auto index = static_cast<std::size_t>(image);
+    const auto& raster = plan_.rasters.at(index);
+    std::vector<MosaicPiece> classes;
+    std::vector<MosaicPiece> probabilities;
     // The run's tiles are in id order, raster by raster: each raster's are one range.
-    const auto before = [](const Tile& tile, int image) { return tile.id.image < image; };
-    for (std::size_t image = 0; image < plan_.rasters.size(); ++image) {
-      // A raster that failed has only some of its pieces: it gets no mosaic.
-      if (outcomes[image].failed) continue;
-      const auto& raster = plan_.rasters[image];
-      std::vector<MosaicPiece> classes;
-      std::vector<MosaicPiece> probabilities;
-      const auto first = std::lower_bound(plan_.tiles.begin(), plan_.tiles.end(), static_cast<int>(image), before);
-      const auto last = std::lower_bound(first, plan_.tiles.end(), static_cast<int>(image) + 1, before);
-      for (const auto& tile : std::span(first, last)) {
-        if (!all.contains(tile.id)) throw std::logic_error("segment output asked for before every tile finished");
-        const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
-        classes.push_back({existing_piece(class_piece(tile.id)), core});
-        if (plan_.options.segment_probability)
-          probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
-      }
-      outcomes[image].results = static_cast<std::int64_t>(classes.size());
-      const auto prefix = plan_.prefixes[image].string();
-      const auto grid = write_mosaic(image, prefix + "_segmentation", classes, false);
-      written.emplace_back(prefix + "_segmentation.vrt");
-      if (plan_.options.segment_probability) {
-        write_mosaic(image, prefix + "_probability", probabilities, true);
-        written.emplace_back(prefix + "_probability.vrt");
-      }
-      if (plan_.options.cog) {
-        write_cog(prefix + "_segmentation.vrt", prefix + "_segmentation.tif", [] { return stop_signal() != 0; });
-        written.emplace_back(prefix + "_segmentation.tif");
-      }
-      if (plan_.options.quicklook) {
-        write_mask_quicklook(prefix + "_quicklook.png",
-                             {raster.path, raster.bands, plan_.options.quicklook_size, grid.width, grid.height,
-                              plan_.options.class_names},
-                             prefix + "_segmentation.vrt");
-        written.emplace_back(prefix + "_quicklook.png");
-      }
+    const auto before = [](const Tile& tile, int wanted) { return tile.id.image < wanted; };
+    const auto tiles_first = std::lower_bound(plan_.tiles.begin(), plan_.tiles.end(), image, before);
+    const auto tiles_last = std::lower_bound(tiles_first, plan_.tiles.end(), image + 1, before);
+    if (std::distance(first, last) != std::distance(tiles_first, tiles_last)) {
+      throw std::logic_error("segment output asked for before every tile finished");
     }
-    if (plan_.layout == OutputLayout::kRun) {
-      // The mosaics stay per raster (one CRS each); the run's vector files list the rasters.
-      ResultFiles(plan_, "segmentation", {}).finish(outcomes, written);
+    for (const auto& tile : std::span(tiles_first, tiles_last)) {
+      const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
+      classes.push_back({existing_piece(class_piece(tile.id)), core});
+      if (plan_.options.segment_probability)
+        probabilities.push_back({existing_piece(probability_piece(tile.id)), core});
     }
-    return written;
+    const auto prefix = plan_.prefixes[index].string();
+    const auto grid = write_mosaic(index, prefix + "_segmentation", classes, false);
+    written.emplace_back(prefix + "_segmentation.vrt");
+    if (plan_.options.segment_probability) {
+      write_mosaic(index, prefix + "_probability", probabilities, true);
+      written.emplace_back(prefix + "_probability.vrt");
+    }
+    if (plan_.options.cog) {
+      write_cog(prefix + "_segmentation.vrt", prefix + "_segmentation.tif", [] { return stop_signal() != 0; });
+      written.emplace_back(prefix + "_segmentation.tif");
+    }
+    if (plan_.options.quicklook) {
+      write_mask_quicklook(
+          prefix + "_quicklook.png",
+          {raster.path, raster.bands, plan_.options.quicklook_size, grid.width, grid.height, plan_.options.class_names},
+          prefix + "_segmentation.vrt");
+      written.emplace_back(prefix + "_quicklook.png");
+    }
+    return static_cast<std::int64_t>(classes.size());
+  }
+
+  void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
+    // The mosaics stay per raster (one CRS each); the run's vector files list the rasters.
+    if (plan_.layout == OutputLayout::kRun) ResultFiles(plan_, "segmentation", {}).finish(outcomes, written);
   }
 
  private:

@@ -14,12 +14,36 @@
 namespace mgpr::runtime {
 
 void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& output) {
-  const auto encoded = encode_batch(tiles, output);
+  auto encoded = encode_batch(tiles, output);
   for (std::size_t i = 0; i < tiles.size(); ++i) {
-    new_results_[tiles[i].tile.id] = encoded[i];
     if (journal_ != nullptr) journal_->append(tiles[i].tile.id, encoded[i]);
+    ++tiles_done_[tiles[i].tile.id.image];
   }
+  // Journaled before anything leaves the rank: a result rank 0 writes is one a resumed
+  // run finds again.
   if (journal_ != nullptr) journal_->flush();
+  TileResults batch;
+  for (std::size_t i = 0; i < tiles.size(); ++i) batch[tiles[i].tile.id] = std::move(encoded[i]);
+  if (sink_ != nullptr) {
+    sink_->take(std::move(batch));
+  } else {
+    new_results_.merge(batch);
+  }
+}
+
+std::vector<std::filesystem::path> TaskOutput::write_outputs(const TileResults& all, const RasterFailures& failed) {
+  std::vector<std::filesystem::path> written;
+  auto outcomes = raster_outcomes(plan(), all, failed);
+  // Fake data has one set of results and no raster: image 0, no outcome.
+  const auto images = outcomes.empty() ? std::size_t{1} : outcomes.size();
+  for (std::size_t image = 0; image < images; ++image) {
+    if (!outcomes.empty() && outcomes[image].failed) continue;
+    const auto [first, last] = results_of(all, static_cast<int>(image));
+    const auto results = write_raster(static_cast<int>(image), first, last, written);
+    if (!outcomes.empty()) outcomes[image].results = results;
+  }
+  finish_outputs(outcomes, written);
+  return written;
 }
 
 std::string describe_output(const torch::IValue& output) {

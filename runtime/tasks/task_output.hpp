@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,13 +23,30 @@
 
 namespace mgpr::runtime {
 
+struct RasterOutcome;
+struct OutputPlan;
+
+// Where a rank's results go as each batch finishes, once journaled: towards rank 0's
+// writer (app/output_stream.hpp), so that no rank keeps the run's results.
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  virtual void take(TileResults batch) = 0;
+};
+
 class TaskOutput : public BatchConsumer {
  public:
-  // Encodes the batch's results, records them in the journal (when set) and flushes it.
+  // Encodes the batch's results, records them in the journal (when set) and flushes it,
+  // then hands them to the sink (when set) or keeps them.
   void consume(std::span<const TileData> tiles, const torch::IValue& output) final;
   void set_journal(TileJournal* journal) { journal_ = journal; }
-  // This rank's results of this run (journaled ones of earlier runs excluded).
+  void set_sink(ResultSink* sink) { sink_ = sink; }
+  // This rank's results of this run (journaled ones of earlier runs excluded), when no
+  // sink took them.
   [[nodiscard]] const TileResults& new_results() const { return new_results_; }
+  // How many tiles of each raster (by TileId::image) this rank finished in this run.
+  [[nodiscard]] const std::map<int, std::int64_t>& tiles_done() const { return tiles_done_; }
+  [[nodiscard]] virtual const OutputPlan& plan() const = 0;
 
   // Throws UsageError naming the model when `output`, for a batch of `batch` tiles of
   // tile_size px, does not follow the task's contract (docs/models.md). Run on the
@@ -40,11 +58,25 @@ class TaskOutput : public BatchConsumer {
   // crosses; encode_batch then receives it. Empty (the default): the output whole.
   [[nodiscard]] virtual TileModel::OutputReduction device_reduction() const { return {}; }
 
-  // Rank 0, once `all` holds every tile's result: writes the final files under
-  // temporary names renamed when complete, and returns them.
-  // Rasters in `failed` have no (or not all) results: they get no per-raster files, and
-  // the run's footprint layer lists them with their reason.
-  virtual std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed) = 0;
+  // Rank 0 writes the outputs raster by raster as each becomes final (every tile done),
+  // in raster order, then completes the run's files: write_raster for every raster that
+  // did not fail, then finish_outputs. Files are written under temporary names renamed
+  // when complete; the paths written are added to `written`.
+  //
+  // Raster `image`'s files from its results [first, last) (every tile of it, in tile
+  // order; fake data: image 0). Returns what the run's `rasters` layer counts as its
+  // results.
+  virtual std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
+                                    std::vector<std::filesystem::path>& written) = 0;
+  // The run's files, once every raster that will be written was; `outcomes` one per
+  // raster (none for fake data), with its results as write_raster returned them.
+  // Rasters that failed have no (or not all) results: they got no files of their own,
+  // and the run's footprint layer lists them with their reason.
+  virtual void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) = 0;
+
+  // Both at once, when `all` holds every tile's result but those of the rasters in
+  // `failed`: the outputs of a run that was not streamed.
+  std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed);
 
  protected:
   // One result per tile, in the batch's order; each a single line of text.
@@ -52,7 +84,9 @@ class TaskOutput : public BatchConsumer {
 
  private:
   TileJournal* journal_ = nullptr;
+  ResultSink* sink_ = nullptr;
   TileResults new_results_;
+  std::map<int, std::int64_t> tiles_done_;
 };
 
 // The tasks' own options (docs/outputs.md).

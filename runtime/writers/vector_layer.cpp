@@ -6,6 +6,7 @@
 #include <ogr_spatialref.h>
 #include <ogrsf_frmts.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -147,35 +148,94 @@ OGRLayer& create_layer(GDALDataset& dataset, const std::filesystem::path& file, 
 
 }  // namespace
 
-void write_vector_layers(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
+// A commit every so many features: SQLite keeps an open transaction's pages in its cache
+// and its journal, so one transaction over a whole run would grow both with the run,
+// while a commit per raster would sync the file thousands of times.
+constexpr std::int64_t kFeaturesPerCommit = 65536;
+
+struct VectorFileWriter::Open {
+  Open(const std::filesystem::path& target, const VectorFormat& row)
+      : file(target), format(row), partial(target, row.sidecars) {}
+  std::filesystem::path file;
+  const VectorFormat& format;
+  output::PartialFile partial;  // before the dataset: closed first
+  GDALDatasetUniquePtr dataset;
+  std::vector<OGRLayer*> layers;
+  std::vector<std::vector<VectorField>> fields;
+  bool transactions = false;
+  bool in_transaction = false;
+  std::int64_t uncommitted = 0;
+};
+
+VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
   const auto& format = format_of(file, layers);
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
+  open_ = std::make_unique<Open>(file, format);
   auto& driver = output::driver(std::string(format.driver).c_str(), file);
   const auto crs = layer_crs(file, format, layers);
-
-  output::PartialFile partial(file, format.sidecars);
-  GDALDatasetUniquePtr dataset(driver.Create(partial.path().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-  if (!dataset) output::fail(file, fmt::format("creating the {} file failed", format.driver));
-  std::vector<OGRLayer*> created;
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    created.push_back(&create_layer(*dataset, file, format, layers[i], crs[i].get()));
-
-  // One transaction where the format has them: SQLite otherwise commits (and syncs)
-  // after every feature.
-  const bool transaction = dataset->TestCapability(ODsCTransactions) != 0;
-  if (transaction && dataset->StartTransaction() != OGRERR_NONE) output::fail(file, "starting a transaction failed");
+  open_->dataset.reset(driver.Create(open_->partial.path().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+  if (!open_->dataset) output::fail(file, fmt::format("creating the {} file failed", format.driver));
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    for (const auto& record : layers[i].records) {
-      OGRFeature row(created[i]->GetLayerDefn());
-      set_values(row, record.values);
-      const OGRPolygon shape = polygon(record.geometry);
-      row.SetGeometry(&shape);
-      if (created[i]->CreateFeature(&row) != OGRERR_NONE) output::fail(file, "writing a feature failed");
+    auto& layer = create_layer(*open_->dataset, file, format, layers[i], crs[i].get());
+    // A GeoPackage defers a layer's table to its first feature and lists its layers in
+    // the order their tables came: made now, they stay in the order given, however
+    // their features arrive.
+    if (format.many_layers && layer.SyncToDisk() != OGRERR_NONE) {
+      output::fail(file, fmt::format("creating layer '{}' failed", layers[i].name));
     }
+    open_->layers.push_back(&layer);
+    open_->fields.emplace_back(layers[i].fields.begin(), layers[i].fields.end());
   }
-  if (transaction && dataset->CommitTransaction() != OGRERR_NONE) output::fail(file, "committing the features failed");
-  output::close(dataset, file);
-  partial.commit();
+  // Transactions where the format has them: SQLite otherwise commits (and syncs) after
+  // every feature.
+  open_->transactions = open_->dataset->TestCapability(ODsCTransactions) != 0;
+}
+
+VectorFileWriter::~VectorFileWriter() = default;
+VectorFileWriter::VectorFileWriter(VectorFileWriter&&) noexcept = default;
+VectorFileWriter& VectorFileWriter::operator=(VectorFileWriter&&) noexcept = default;
+
+void VectorFileWriter::append(std::size_t layer, std::span<const Record> records) {
+  if (!open_) throw std::logic_error("records appended to a vector file already committed");
+  auto& state = *open_;
+  check_values(state.file, state.fields.at(layer), records);
+  const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
+  for (const auto& record : records) {
+    if (state.transactions && !state.in_transaction) {
+      if (state.dataset->StartTransaction() != OGRERR_NONE) output::fail(state.file, "starting a transaction failed");
+      state.in_transaction = true;
+    }
+    OGRFeature row(state.layers[layer]->GetLayerDefn());
+    set_values(row, record.values);
+    const OGRPolygon shape = polygon(record.geometry);
+    row.SetGeometry(&shape);
+    if (state.layers[layer]->CreateFeature(&row) != OGRERR_NONE) output::fail(state.file, "writing a feature failed");
+    if (++state.uncommitted >= kFeaturesPerCommit) commit_features();
+  }
+}
+
+void VectorFileWriter::commit_features() {
+  auto& state = *open_;
+  if (state.in_transaction && state.dataset->CommitTransaction() != OGRERR_NONE) {
+    output::fail(state.file, "committing the features failed");
+  }
+  state.in_transaction = false;
+  state.uncommitted = 0;
+}
+
+void VectorFileWriter::commit() {
+  if (!open_) throw std::logic_error("a vector file committed twice");
+  const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
+  commit_features();
+  output::close(open_->dataset, open_->file);
+  open_->partial.commit();
+  open_.reset();
+}
+
+void write_vector_layers(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
+  VectorFileWriter writer(file, layers);
+  for (std::size_t i = 0; i < layers.size(); ++i) writer.append(i, layers[i].records);
+  writer.commit();
 }
 
 std::optional<int> epsg_code(const std::string& crs_wkt) {

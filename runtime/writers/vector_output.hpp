@@ -6,6 +6,7 @@
 // nothing of GDAL, and no format by name.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +44,28 @@ std::string field_name_in(const VectorFormat& format, const std::string& name);
 // extension or records that do not match their fields, std::runtime_error naming the
 // file and GDAL's message, UsageError in a build without GDAL.
 void write_vector_layers(const std::filesystem::path& file, std::span<const RecordLayer> layers);
+
+// The same, record by record: `layers` (their records ignored) are created at once under
+// the temporary name; append() adds features to one of them, committed in transactions
+// of a bounded size where the format has them, so a run's results can be written while
+// it runs and memory stays flat in their number; commit() closes the file and renames
+// it. Destroyed uncommitted (a stopped run, an error), the partial file is removed.
+class VectorFileWriter {
+ public:
+  VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers);
+  ~VectorFileWriter();
+  VectorFileWriter(VectorFileWriter&&) noexcept;
+  VectorFileWriter& operator=(VectorFileWriter&&) noexcept;
+
+  // `records` into the layer at `layer`'s index among those given at creation.
+  void append(std::size_t layer, std::span<const Record> records);
+  void commit();
+
+ private:
+  void commit_features();
+  struct Open;  // GDAL's dataset and layers, hidden from the tasks
+  std::unique_ptr<Open> open_;
+};
 
 // One layer: `file` with the layer `layer` (`crs_wkt` empty: no CRS).
 void write_vector_layer(const std::filesystem::path& file, const std::string& layer, const std::string& crs_wkt,

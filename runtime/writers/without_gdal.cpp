@@ -21,6 +21,17 @@ void write_box_quicklook(const std::filesystem::path& png, const QuicklookSource
   no_gdal(png);
 }
 
+struct VectorFileWriter::Open {};
+VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> /*layers*/) {
+  no_gdal(file);
+}
+VectorFileWriter::~VectorFileWriter() = default;
+VectorFileWriter::VectorFileWriter(VectorFileWriter&&) noexcept = default;
+VectorFileWriter& VectorFileWriter::operator=(VectorFileWriter&&) noexcept = default;
+void VectorFileWriter::append(std::size_t /*layer*/, std::span<const Record> /*records*/) {}
+void VectorFileWriter::commit() {}
+void VectorFileWriter::commit_features() {}
+
 std::optional<int> epsg_code(const std::string& /*crs_wkt*/) { return std::nullopt; }
 
 }  // namespace mgpr::runtime
