@@ -1,5 +1,6 @@
 #include "app/output_stream.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -22,13 +23,13 @@ void ResultMail::take(TileResults batch) { mail_.send(encode_results(batch)); }
 
 OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator)
     : output_(output), mailbox_(communicator, kResultTopic) {
-  const auto& plan = output_.plan();
-  // Fake data has no raster: its tiles are image 0's.
-  const auto images = plan.rasters.empty() ? std::size_t{1} : plan.rasters.size();
-  tiles_of_.assign(images, 0);
-  received_.assign(images, 0);
-  results_of_.assign(images, 0);
-  for (const auto& tile : plan.tiles) ++tiles_of_.at(static_cast<std::size_t>(tile.id.image));
+  for (const auto& image : rows_of_tiles(output_.plan())) {
+    auto& rows = rows_.emplace_back();
+    for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
+    // A raster without tiles has one empty row, final from the start: its files are empty.
+    if (rows.empty()) rows.push_back({0, 0, 0});
+  }
+  results_of_.assign(rows_.size(), 0);
   absorb(std::move(earlier));
   thread_ = std::thread([this] { run(); });
 }
@@ -72,7 +73,7 @@ void OutputStream::run() {
       }
       if (failed) continue;
       for (auto& batch : batches) absorb(std::move(batch));
-      write_final_rasters();
+      write_final_rows();
     } catch (...) {
       const std::lock_guard lock(mutex_);
       failure_ = std::current_exception();
@@ -90,52 +91,74 @@ void OutputStream::drain() {
   if (failure_) std::rethrow_exception(failure_);
 }
 
+bool OutputStream::written_already(const TileId& id) const {
+  const auto image = static_cast<std::size_t>(id.image);
+  if (image != next_image_) return image < next_image_;
+  const auto& rows = rows_[image];
+  return next_row_ > 0 && id.row <= rows[next_row_ - 1].row;
+}
+
 void OutputStream::absorb(TileResults batch) {
   for (auto& [id, payload] : batch) {
     const auto image = static_cast<std::size_t>(id.image);
-    if (image >= received_.size()) throw std::logic_error("a result for a raster the run does not have");
-    if (static_cast<int>(image) < next_image_) continue;  // its raster is written
-    if (held_.try_emplace(id, std::move(payload)).second) ++received_[image];
+    if (image >= rows_.size()) throw std::logic_error("a result for a raster the run does not have");
+    if (written_already(id)) continue;
+    auto& rows = rows_[image];
+    const auto row = std::lower_bound(rows.begin(), rows.end(), id.row,
+                                      [](const Row& candidate, int wanted) { return candidate.row < wanted; });
+    if (row == rows.end() || row->row != id.row) throw std::logic_error("a result for a tile the run does not have");
+    if (held_.try_emplace(id, std::move(payload)).second) ++row->received;
   }
 }
 
-void OutputStream::write_final_rasters() {
-  while (static_cast<std::size_t>(next_image_) < tiles_of_.size() &&
-         received_[static_cast<std::size_t>(next_image_)] == tiles_of_[static_cast<std::size_t>(next_image_)]) {
-    write_raster(next_image_);
+void OutputStream::write_final_rows() {
+  while (next_image_ < rows_.size() && rows_[next_image_][next_row_].received == rows_[next_image_][next_row_].tiles) {
+    write_next_row();
   }
 }
 
-void OutputStream::write_raster(int image) {
-  const auto [first, last] = results_of(held_, image);
-  results_of_[static_cast<std::size_t>(image)] = output_.write_raster(image, first, last, written_);
+void OutputStream::write_next_row() {
+  const auto& rows = rows_[next_image_];
+  const auto& row = rows[next_row_];
+  const RasterRow where{static_cast<int>(next_image_), row.row, next_row_ + 1 == rows.size()};
+  const auto [first, last] = results_of_row(held_, where.image, where.row);
+  results_of_[next_image_] += output_.write_row(where, first, last, written_);
   held_.erase(first, last);
-  ++next_image_;
+  if (++next_row_ == rows.size()) {
+    ++next_image_;
+    next_row_ = 0;
+  }
 }
 
 std::vector<std::filesystem::path> OutputStream::finish(const RasterFailures& failed) {
   const auto& plan = output_.plan();
-  for (auto image = static_cast<std::size_t>(next_image_); image < tiles_of_.size(); ++image) {
-    const auto [first, last] = results_of(held_, static_cast<int>(image));
-    // A raster that failed has only some of its results: none are written.
-    if (failed.contains(static_cast<int>(image)) && !plan.rasters.empty()) {
+  while (next_image_ < rows_.size()) {
+    const auto image = static_cast<int>(next_image_);
+    // A raster that failed has only some of its results: what is left of them is not
+    // written, nor its own files; rows already written to the run's files stay.
+    if (failed.contains(image) && !plan.rasters.empty()) {
+      const auto [first, last] = results_of(held_, image);
       held_.erase(first, last);
+      output_.abandon_raster(image);
       ++next_image_;
+      next_row_ = 0;
       continue;
     }
-    if (received_[image] != tiles_of_[image]) throw std::logic_error("outputs finished before every tile was done");
-    write_raster(static_cast<int>(image));
+    const auto& row = rows_[next_image_][next_row_];
+    if (row.received != row.tiles) throw std::logic_error("outputs finished before every tile was done");
+    write_next_row();
   }
   std::vector<RasterOutcome> outcomes(plan.rasters.size());
   for (std::size_t image = 0; image < outcomes.size(); ++image) {
     auto& outcome = outcomes[image];
-    outcome.tiles = tiles_of_[image];
-    outcome.tiles_done = received_[image];
+    for (const auto& row : rows_[image]) {
+      outcome.tiles += row.tiles;
+      outcome.tiles_done += row.received;
+    }
+    outcome.results = results_of_[image];
     if (const auto reason = failed.find(static_cast<int>(image)); reason != failed.end()) {
       outcome.failed = true;
       outcome.error = reason->second;
-    } else {
-      outcome.results = results_of_[image];
     }
   }
   output_.finish_outputs(outcomes, written_);

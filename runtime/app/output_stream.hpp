@@ -2,11 +2,12 @@
 // The run's outputs written while its tiles still run. Every rank hands each batch's
 // results, once journaled, to a ResultSink: rank 0 to its OutputStream, the others to a
 // ResultMail that carries them to it through the run's store. The OutputStream holds
-// the results of the rasters not yet written and writes each raster as soon as it is
-// final (every one of its tiles done) and every raster before it was written, on a
-// thread of its own, so that the tile loop goes on meanwhile, the files list the
-// rasters in the same order whichever rank finished which tile, and no rank holds the
-// run's results: what is held is bounded by the rasters in progress.
+// the results not yet written and writes each row of a raster's tiles as soon as it is
+// final (every one of its tiles done) and every row before it was written, rasters in
+// order, on a thread of its own: the tile loop goes on meanwhile, the files are the same
+// whichever rank finished which tile, and no rank holds the run's results: what is held
+// is bounded by the rows in progress (and what the tasks hold back of them: boxes near
+// the next row, task=detect).
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -55,17 +56,25 @@ class OutputStream final : public ResultSink {
  private:
   void run();
   void absorb(TileResults batch);
-  // Writes the rasters from next_image_ on while each is final.
-  void write_final_rasters();
-  void write_raster(int image);
+  // Writes the rows from the next one on while each is final.
+  void write_final_rows();
+  void write_next_row();
+
+  // One row of a raster's tiles.
+  struct Row {
+    int row = 0;
+    std::int64_t tiles = 0;     // in the run
+    std::int64_t received = 0;  // results held or written
+  };
+  [[nodiscard]] bool written_already(const TileId& id) const;
 
   TaskOutput& output_;
   Rank0Mailbox mailbox_;
-  std::vector<std::int64_t> tiles_of_;    // per image: its tiles in the run
-  std::vector<std::int64_t> received_;    // per image: its results held or written
-  std::vector<std::int64_t> results_of_;  // per image: what write_raster returned
-  TileResults held_;                      // the results of the rasters not yet written
-  int next_image_ = 0;                    // the first raster not yet written
+  std::vector<std::vector<Row>> rows_;    // per image, in order
+  std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up
+  TileResults held_;                      // the results not yet written
+  std::size_t next_image_ = 0;            // the first raster not wholly written
+  std::size_t next_row_ = 0;              // its first row not written (index into rows_)
   std::vector<std::filesystem::path> written_;
 
   std::mutex mutex_;  // guards what follows, shared with the thread

@@ -58,18 +58,21 @@ class ClassifyOutput final : public TaskOutput {
 
   [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
 
-  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
-                            std::vector<std::filesystem::path>& written) override {
+  std::int64_t write_row(const RasterRow& row, TileResults::const_iterator first, TileResults::const_iterator last,
+                         std::vector<std::filesystem::path>& written) override {
     const bool fake = plan_.rasters.empty();
-    const auto index = static_cast<std::size_t>(image);
+    const auto index = static_cast<std::size_t>(row.image);
     const auto transform = fake ? GeoTransform() : raster_transform(plan_.rasters.at(index));
     const std::string raster_name = fake ? "fake" : plan_.rasters.at(index).path;
     std::vector<Record> records;
     for (auto at = first; at != last; ++at)
       records.push_back(record(raster_name, at->first, window_of(at->first), transform, decode(at->second)));
-    files_.add(image, records, written);
+    files_.add(row.image, records);
+    if (row.last) files_.finish_raster(row.image, written);
     return std::distance(first, last);
   }
+
+  void abandon_raster(int image) override { files_.abandon_raster(image); }
 
   void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
     files_.finish(outcomes, written);

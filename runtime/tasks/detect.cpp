@@ -2,10 +2,12 @@
 // rank 0 merges the boxes of overlapping tiles and writes them in map coordinates.
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
 
 #include "geometry/box_merge.hpp"
 #include "geometry/georef.hpp"
+#include "geometry/row_merge.hpp"
 #include "tasks/detection_parse.hpp"
 #include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"
@@ -65,18 +67,36 @@ class DetectOutput final : public TaskOutput {
 
   [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
 
-  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
-                            std::vector<std::filesystem::path>& written) override {
+  // The row's boxes merged with those held from the rows before (row_merge.hpp): the
+  // boxes that became final are written now, the rest wait for the next row.
+  std::int64_t write_row(const RasterRow& row, TileResults::const_iterator first, TileResults::const_iterator last,
+                         std::vector<std::filesystem::path>& written) override {
     if (plan_.rasters.empty()) return 0;  // fake data has no raster to place boxes in
-    const MergeOptions merge{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms};
-    const auto index = static_cast<std::size_t>(image);
+    const auto index = static_cast<std::size_t>(row.image);
+    if (!merge_ || merge_image_ != row.image) {
+      merge_.emplace(MergeOptions{plan_.options.iou_threshold, 0.5, plan_.options.class_aware_nms});
+      merge_image_ = row.image;
+      drawn_.clear();
+    }
     std::vector<Box> boxes;
     for (auto at = first; at != last; ++at) decode(at->first, at->second, boxes);
-    const auto merged = merge_boxes(boxes, merge);
-    boxes = {};  // before the records are made: at most two copies of a raster's boxes
-    files_.add(image, records(plan_.rasters.at(index), merged), written);
-    write_quicklook(index, merged, written);
+    const auto top = row.last ? std::nullopt : next_row_top(plan_, row.image, row.row);
+    const auto merged = merge_->add_row(std::move(boxes), top);
+    files_.add(row.image, records(plan_.rasters.at(index), merged));
+    // The quicklook draws the raster's boxes at once: with it, they are kept until its last row.
+    if (plan_.options.quicklook) drawn_.insert(drawn_.end(), merged.begin(), merged.end());
+    if (row.last) {
+      files_.finish_raster(row.image, written);
+      write_quicklook(index, drawn_, written);
+      merge_.reset();
+      drawn_ = {};
+    }
     return static_cast<std::int64_t>(merged.size());
+  }
+
+  void abandon_raster(int image) override {
+    files_.abandon_raster(image);
+    if (merge_image_ == image) merge_.reset();
   }
 
   void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
@@ -150,7 +170,10 @@ class DetectOutput final : public TaskOutput {
   }
 
   OutputPlan plan_;
-  ResultFiles files_;  // after plan_, which it reads
+  ResultFiles files_;              // after plan_, which it reads
+  std::optional<RowMerge> merge_;  // of the raster being written
+  int merge_image_ = -1;
+  std::vector<Box> drawn_;  // quicklook=true: the raster's boxes so far
 };
 
 }  // namespace

@@ -104,8 +104,7 @@ bool ResultFiles::table_written() const {
   return !fields_.empty() && (plan_.rasters.empty() || !vector_format(plan_.options.format).replaces_table);
 }
 
-void ResultFiles::add(int image, std::span<const Record> records, std::vector<std::filesystem::path>& written) {
-  const auto index = static_cast<std::size_t>(image);
+void ResultFiles::add(int image, std::span<const Record> records) {
   std::vector<VectorField> ignored;
   std::vector<Record> table;
   if (table_written()) select_fields(fields_, records, in_table, ignored, table);
@@ -117,21 +116,45 @@ void ResultFiles::add(int image, std::span<const Record> records, std::vector<st
   if (run_layout()) {
     open_run_files();
     if (run_table_) run_table_->append(table_rows(table_fields_, table));
-    const auto slot = result_slots_.at(group_of_.at(index));
+    const auto slot = result_slots_.at(group_of_.at(static_cast<std::size_t>(image)));
     files_.at(slot.file).append(slot.layer, layer);
     return;
   }
+  auto& files = raster_files(image);
+  if (files.table) files.table->append(table_rows(table_fields_, table));
+  if (files.layer) files.layer->append(0, layer);
+}
+
+ResultFiles::RasterFiles& ResultFiles::raster_files(int image) {
+  const auto index = static_cast<std::size_t>(image);
+  auto [at, added] = open_rasters_.try_emplace(image);
+  auto& files = at->second;
+  if (!added) return files;
   const auto prefix = plan_.prefixes.at(index).string() + "_" + what_;
   std::filesystem::create_directories(plan_.prefixes.at(index).parent_path());
   if (table_written()) {
-    write_file_atomically(prefix + ".csv", table_header(table_fields_) + table_rows(table_fields_, table));
-    written.emplace_back(prefix + ".csv");
+    files.names.emplace_back(prefix + ".csv");
+    files.table.emplace(files.names.back());
+    files.table->append(table_header(table_fields_));
   }
-  if (plan_.rasters.empty()) return;
-  const auto file = prefix + std::string(vector_format(plan_.options.format).extension);
-  write_vector_layer(file, what_, plan_.rasters.at(index).crs_wkt, layer_fields_, layer);
-  written.emplace_back(file);
+  if (!plan_.rasters.empty()) {
+    files.names.emplace_back(prefix + std::string(vector_format(plan_.options.format).extension));
+    const RecordLayer layer{what_, plan_.rasters.at(index).crs_wkt, layer_fields_, {}};
+    files.layer.emplace(files.names.back(), std::span(&layer, 1));
+  }
+  return files;
 }
+
+void ResultFiles::finish_raster(int image, std::vector<std::filesystem::path>& written) {
+  if (run_layout()) return;
+  auto& files = raster_files(image);  // a raster without results still gets its (empty) files
+  if (files.table) files.table->commit();
+  if (files.layer) files.layer->commit();
+  written.insert(written.end(), files.names.begin(), files.names.end());
+  open_rasters_.erase(image);
+}
+
+void ResultFiles::abandon_raster(int image) { open_rasters_.erase(image); }
 
 void ResultFiles::finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) {
   if (!run_layout()) return;

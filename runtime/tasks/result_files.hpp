@@ -9,6 +9,7 @@
 // finish(): what a rank holds of them is bounded by what one add() is given.
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,10 +30,14 @@ class ResultFiles {
   // table and no result layer, only the run's `rasters` layer (segment).
   ResultFiles(const OutputPlan& plan, std::string what, std::vector<VectorField> fields);
 
-  // The records of raster `image`, in the order the files list them (fake data: image 0,
-  // no raster, the table only). Per raster its files are written now and added to
-  // `written`; for the run they are kept for finish().
-  void add(int image, std::span<const Record> records, std::vector<std::filesystem::path>& written);
+  // Records of raster `image`, in the order the files list them (fake data: image 0, no
+  // raster, the table only), appended to its files (per raster, completed by
+  // finish_raster) or to the run's (completed by finish).
+  void add(int image, std::span<const Record> records);
+  // Raster `image`'s own files (per raster), complete: renamed and added to `written`.
+  void finish_raster(int image, std::vector<std::filesystem::path>& written);
+  // Raster `image`'s own files not made: their temporary files go.
+  void abandon_raster(int image);
   // The run's files (nothing per raster), `outcomes` one per raster. Without it (a
   // stopped run, an error) the run's files are not made and their temporary ones go.
   void finish(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written);
@@ -48,6 +53,13 @@ class ResultFiles {
     std::size_t layer = 0;
   };
   void open_run_files();
+  // A raster's own files, open while its rows come.
+  struct RasterFiles {
+    std::optional<TableFile> table;
+    std::optional<VectorFileWriter> layer;
+    std::vector<std::filesystem::path> names;  // in the order written lists them
+  };
+  RasterFiles& raster_files(int image);
 
   const OutputPlan& plan_;
   std::string what_;
@@ -63,6 +75,7 @@ class ResultFiles {
   std::vector<Slot> result_slots_;  // per group: its result layer (none without fields)
   std::vector<Slot> raster_slots_;  // per group: its `rasters` layer
   bool opened_ = false;
+  std::map<int, RasterFiles> open_rasters_;
 };
 
 }  // namespace mgpr::runtime

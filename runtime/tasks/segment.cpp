@@ -118,10 +118,12 @@ class SegmentOutput final : public TaskOutput {
 
   [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
 
-  // The raster's mosaic over its pieces, and what is made of it (COG, quicklook) when asked.
-  std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
-                            std::vector<std::filesystem::path>& written) override {
-    if (plan_.rasters.empty()) return 0;  // fake data has no raster to lay pieces on
+  // The pieces are written by the ranks as tiles finish; with its last row the raster
+  // gets its mosaic over them, and what is made of it (COG, quicklook) when asked.
+  std::int64_t write_row(const RasterRow& row, TileResults::const_iterator /*first*/,
+                         TileResults::const_iterator /*last*/, std::vector<std::filesystem::path>& written) override {
+    if (plan_.rasters.empty() || !row.last) return 0;  // fake data has no raster to lay pieces on
+    const int image = row.image;
     const auto index = static_cast<std::size_t>(image);
     const auto& raster = plan_.rasters.at(index);
     std::vector<MosaicPiece> classes;
@@ -130,9 +132,6 @@ class SegmentOutput final : public TaskOutput {
     const auto before = [](const Tile& tile, int wanted) { return tile.id.image < wanted; };
     const auto tiles_first = std::lower_bound(plan_.tiles.begin(), plan_.tiles.end(), image, before);
     const auto tiles_last = std::lower_bound(tiles_first, plan_.tiles.end(), image + 1, before);
-    if (std::distance(first, last) != std::distance(tiles_first, tiles_last)) {
-      throw std::logic_error("segment output asked for before every tile finished");
-    }
     for (const auto& tile : std::span(tiles_first, tiles_last)) {
       const auto core = tile_core(tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
       classes.push_back({existing_piece(class_piece(tile.id)), core});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
 
+#include <algorithm>
 #include <climits>
 #include <set>
 #include <stdexcept>
@@ -34,12 +35,16 @@ void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& o
 std::vector<std::filesystem::path> TaskOutput::write_outputs(const TileResults& all, const RasterFailures& failed) {
   std::vector<std::filesystem::path> written;
   auto outcomes = raster_outcomes(plan(), all, failed);
-  // Fake data has one set of results and no raster: image 0, no outcome.
-  const auto images = outcomes.empty() ? std::size_t{1} : outcomes.size();
-  for (std::size_t image = 0; image < images; ++image) {
+  const auto rows = rows_of_tiles(plan());
+  for (std::size_t image = 0; image < rows.size(); ++image) {
+    // Fake data has one set of results and no raster: image 0, no outcome.
     if (!outcomes.empty() && outcomes[image].failed) continue;
-    const auto [first, last] = results_of(all, static_cast<int>(image));
-    const auto results = write_raster(static_cast<int>(image), first, last, written);
+    std::int64_t results = 0;
+    for (std::size_t r = 0; r < rows[image].size(); ++r) {
+      const RasterRow row{static_cast<int>(image), rows[image][r].first, r + 1 == rows[image].size()};
+      const auto [first, last] = results_of_row(all, row.image, row.row);
+      results += write_row(row, first, last, written);
+    }
     if (!outcomes.empty()) outcomes[image].results = results;
   }
   finish_outputs(outcomes, written);
@@ -120,6 +125,28 @@ std::vector<RasterOutcome> raster_outcomes(const OutputPlan& plan, const TileRes
 
 std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(const TileResults& all, int image) {
   return {all.lower_bound(TileId{image, INT_MIN, INT_MIN}), all.lower_bound(TileId{image + 1, INT_MIN, INT_MIN})};
+}
+
+std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of_row(const TileResults& all, int image,
+                                                                                   int row) {
+  return {all.lower_bound(TileId{image, row, INT_MIN}), all.lower_bound(TileId{image, row + 1, INT_MIN})};
+}
+
+std::vector<std::vector<std::pair<int, std::int64_t>>> rows_of_tiles(const OutputPlan& plan) {
+  std::vector<std::vector<std::pair<int, std::int64_t>>> rows(std::max<std::size_t>(plan.rasters.size(), 1));
+  for (const auto& tile : plan.tiles) {
+    auto& of_image = rows.at(static_cast<std::size_t>(tile.id.image));
+    if (of_image.empty() || of_image.back().first != tile.id.row) of_image.emplace_back(tile.id.row, 0);
+    ++of_image.back().second;
+  }
+  return rows;
+}
+
+std::optional<int> next_row_top(const OutputPlan& plan, int image, int row) {
+  const auto next = std::lower_bound(plan.tiles.begin(), plan.tiles.end(), TileId{image, row + 1, INT_MIN},
+                                     [](const Tile& tile, const TileId& id) { return tile.id < id; });
+  if (next == plan.tiles.end() || next->id.image != image) return std::nullopt;
+  return next->window.y;
 }
 
 std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension) {

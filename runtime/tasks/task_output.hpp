@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ namespace mgpr::runtime {
 
 struct RasterOutcome;
 struct OutputPlan;
+
+// A row of a raster's tiles, as the outputs are written.
+struct RasterRow {
+  int image = 0;
+  int row = 0;
+  bool last = false;  // the raster's last row: its files complete with it
+};
 
 // Where a rank's results go as each batch finishes, once journaled: towards rank 0's
 // writer (app/output_stream.hpp), so that no rank keeps the run's results.
@@ -58,20 +66,21 @@ class TaskOutput : public BatchConsumer {
   // crosses; encode_batch then receives it. Empty (the default): the output whole.
   [[nodiscard]] virtual TileModel::OutputReduction device_reduction() const { return {}; }
 
-  // Rank 0 writes the outputs raster by raster as each becomes final (every tile done),
-  // in raster order, then completes the run's files: write_raster for every raster that
-  // did not fail, then finish_outputs. Files are written under temporary names renamed
-  // when complete; the paths written are added to `written`.
+  // Rank 0 writes the outputs a row of tiles at a time, as each row becomes final
+  // (every tile of it done), rows in order and rasters in order, then completes the run's
+  // files: write_row for every row of every raster that did not fail, then
+  // finish_outputs. Files are written under temporary names renamed when complete; the
+  // paths written are added to `written`.
   //
-  // Raster `image`'s files from its results [first, last) (every tile of it, in tile
-  // order; fake data: image 0). Returns what the run's `rasters` layer counts as its
-  // results.
-  virtual std::int64_t write_raster(int image, TileResults::const_iterator first, TileResults::const_iterator last,
-                                    std::vector<std::filesystem::path>& written) = 0;
-  // The run's files, once every raster that will be written was; `outcomes` one per
-  // raster (none for fake data), with its results as write_raster returned them.
-  // Rasters that failed have no (or not all) results: they got no files of their own,
-  // and the run's footprint layer lists them with their reason.
+  // Raster `row.image`'s tiles of row `row.row`, their results [first, last) (every
+  // tile of the row, in column order; fake data: image 0). A raster's files are
+  // complete after its last row. Returns what the run's `rasters` layer counts as the
+  // results written now.
+  virtual std::int64_t write_row(const RasterRow& row, TileResults::const_iterator first,
+                                 TileResults::const_iterator last, std::vector<std::filesystem::path>& written) = 0;
+  // A raster that failed after some of its rows were written: its own files are not
+  // made (the rows already in the run's files stay there).
+  virtual void abandon_raster(int /*image*/) {}
   virtual void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) = 0;
 
   // Both at once, when `all` holds every tile's result but those of the rasters in
@@ -148,6 +157,15 @@ std::vector<RasterOutcome> raster_outcomes(const OutputPlan& plan, const TileRes
 // The results of raster `image`, in tile order: TileResults is ordered by raster first,
 // so this is a range, found without going through the other rasters' results.
 std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of(const TileResults& all, int image);
+// The same for one row of its tiles.
+std::pair<TileResults::const_iterator, TileResults::const_iterator> results_of_row(const TileResults& all, int image,
+                                                                                   int row);
+// Per raster (index = TileId::image; fake data: image 0): its rows of tiles in order, each
+// with its number of tiles.
+std::vector<std::vector<std::pair<int, std::int64_t>>> rows_of_tiles(const OutputPlan& plan);
+// The top (y, in image pixels) of the windows of raster `image`'s rows after `row`;
+// nullopt when `row` is its last.
+std::optional<int> next_row_top(const OutputPlan& plan, int image, int row);
 
 // <output_dir>/run_<what><extension>: "detections", ".csv" → run_detections.csv.
 std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, std::string_view extension);

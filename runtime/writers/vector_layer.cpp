@@ -49,6 +49,10 @@ CPLStringList layer_options(const VectorFormat& format) {
     options.SetNameValue("ENCODING", "UTF-8");
     options.SetNameValue("2GB_LIMIT", "YES");
   }
+  // A GeoPackage's spatial index is built once, from all features, when the file is
+  // complete (build_spatial_indexes): kept up to date feature by feature, its triggers
+  // cost more than the features themselves.
+  if (format.format == OutputFormat::kGeoPackage) options.SetNameValue("SPATIAL_INDEX", "NO");
   return options;
 }
 
@@ -214,6 +218,17 @@ void VectorFileWriter::append(std::size_t layer, std::span<const Record> records
   }
 }
 
+// GDAL's SQL function builds a GeoPackage layer's R-tree in one pass over its features.
+void VectorFileWriter::build_spatial_indexes(Open& state) {
+  for (auto* layer : state.layers) {
+    const auto sql = fmt::format("SELECT CreateSpatialIndex('{}', '{}')", layer->GetName(), layer->GetGeometryColumn());
+    state.dataset->ReleaseResultSet(state.dataset->ExecuteSQL(sql.c_str(), nullptr, nullptr));
+    if (CPLGetLastErrorType() >= CE_Failure) {
+      output::fail(state.file, fmt::format("building the spatial index of layer '{}' failed", layer->GetName()));
+    }
+  }
+}
+
 void VectorFileWriter::commit_features() {
   auto& state = *open_;
   if (state.in_transaction && state.dataset->CommitTransaction() != OGRERR_NONE) {
@@ -227,6 +242,7 @@ void VectorFileWriter::commit() {
   if (!open_) throw std::logic_error("a vector file committed twice");
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
   commit_features();
+  if (open_->format.format == OutputFormat::kGeoPackage) build_spatial_indexes(*open_);
   output::close(open_->dataset, open_->file);
   open_->partial.commit();
   open_.reset();

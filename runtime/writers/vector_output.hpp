@@ -63,7 +63,8 @@ class VectorFileWriter {
 
  private:
   void commit_features();
-  struct Open;  // GDAL's dataset and layers, hidden from the tasks
+  struct Open;
+  static void build_spatial_indexes(Open& state);  // GDAL's dataset and layers, hidden from the tasks
   std::unique_ptr<Open> open_;
 };
 
