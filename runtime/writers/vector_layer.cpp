@@ -49,10 +49,6 @@ CPLStringList layer_options(const VectorFormat& format) {
     options.SetNameValue("ENCODING", "UTF-8");
     options.SetNameValue("2GB_LIMIT", "YES");
   }
-  // A GeoPackage's spatial index is built once, from all features, when the file is
-  // complete (build_spatial_indexes): kept up to date feature by feature, its triggers
-  // cost more than the features themselves.
-  if (format.format == OutputFormat::kGeoPackage) options.SetNameValue("SPATIAL_INDEX", "NO");
   return options;
 }
 
@@ -183,7 +179,9 @@ VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<
     auto& layer = create_layer(*open_->dataset, file, format, layers[i], crs[i].get());
     // A GeoPackage defers a layer's table to its first feature and lists its layers in
     // the order their tables came: made now, they stay in the order given, however
-    // their features arrive.
+    // their features arrive. Its spatial index is made now too and kept up to date as
+    // features come, while tiles still run: built at the end instead, from all
+    // features at once, it was most of the time after the last tile (GDAL 3.6).
     if (format.many_layers && layer.SyncToDisk() != OGRERR_NONE) {
       output::fail(file, fmt::format("creating layer '{}' failed", layers[i].name));
     }
@@ -218,17 +216,6 @@ void VectorFileWriter::append(std::size_t layer, std::span<const Record> records
   }
 }
 
-// GDAL's SQL function builds a GeoPackage layer's R-tree in one pass over its features.
-void VectorFileWriter::build_spatial_indexes(Open& state) {
-  for (auto* layer : state.layers) {
-    const auto sql = fmt::format("SELECT CreateSpatialIndex('{}', '{}')", layer->GetName(), layer->GetGeometryColumn());
-    state.dataset->ReleaseResultSet(state.dataset->ExecuteSQL(sql.c_str(), nullptr, nullptr));
-    if (CPLGetLastErrorType() >= CE_Failure) {
-      output::fail(state.file, fmt::format("building the spatial index of layer '{}' failed", layer->GetName()));
-    }
-  }
-}
-
 void VectorFileWriter::commit_features() {
   auto& state = *open_;
   if (state.in_transaction && state.dataset->CommitTransaction() != OGRERR_NONE) {
@@ -242,7 +229,6 @@ void VectorFileWriter::commit() {
   if (!open_) throw std::logic_error("a vector file committed twice");
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
   commit_features();
-  if (open_->format.format == OutputFormat::kGeoPackage) build_spatial_indexes(*open_);
   output::close(open_->dataset, open_->file);
   open_->partial.commit();
   open_.reset();

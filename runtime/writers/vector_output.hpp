@@ -63,8 +63,7 @@ class VectorFileWriter {
 
  private:
   void commit_features();
-  struct Open;
-  static void build_spatial_indexes(Open& state);  // GDAL's dataset and layers, hidden from the tasks
+  struct Open;  // GDAL's dataset and layers, hidden from the tasks
   std::unique_ptr<Open> open_;
 };
 
