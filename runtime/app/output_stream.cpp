@@ -22,7 +22,7 @@ ResultMail::ResultMail(Communicator& communicator) : mail_(communicator, kResult
 void ResultMail::take(TileResults batch) { mail_.send(encode_results(batch)); }
 
 OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator)
-    : output_(output), mailbox_(communicator, kResultTopic) {
+    : output_(output), communicator_(communicator), mailbox_(communicator, kResultTopic) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -124,6 +124,7 @@ void OutputStream::write_next_row() {
   const auto [first, last] = results_of_row(held_, where.image, where.row);
   results_of_[next_image_] += output_.write_row(where, first, last, written_);
   held_.erase(first, last);
+  communicator_.add(kTilesWrittenKey, row.tiles);
   if (++next_row_ == rows.size()) {
     ++next_image_;
     next_row_ = 0;

@@ -21,6 +21,13 @@
 
 namespace mgpr::runtime {
 
+// The store's counter of the run's tiles (in id order, earlier runs' included) whose
+// rows rank 0 has written: the tile loop starts no tile more than kUnwrittenTiles (or
+// more, tile_loop.cpp) beyond it, so the results waiting for rank 0's writer stay
+// bounded however slow it is.
+inline constexpr const char* kTilesWrittenKey = "mgpr/tiles-written";
+inline constexpr std::int64_t kUnwrittenTiles = 512;
+
 // On the ranks other than 0.
 class ResultMail final : public ResultSink {
  public:
@@ -69,6 +76,7 @@ class OutputStream final : public ResultSink {
   [[nodiscard]] bool written_already(const TileId& id) const;
 
   TaskOutput& output_;
+  Communicator& communicator_;
   Rank0Mailbox mailbox_;
   std::vector<std::vector<Row>> rows_;    // per image, in order
   std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up

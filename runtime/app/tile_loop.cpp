@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <thread>
 
+#include "app/output_stream.hpp"
 #include "app/rank_summary.hpp"
 #include "distributed/heartbeat.hpp"
 #include "distributed/sharding.hpp"
@@ -24,6 +29,44 @@ TileFeed stoppable(TileFeed feed) {
   return [inner = std::move(feed)]() -> std::optional<Tile> {
     if (stop_signal() != 0) return std::nullopt;
     return inner();
+  };
+}
+
+// A tile is not started while it lies further than this many tiles (in the run's order)
+// beyond the first one whose results rank 0 has not written: a writer slower than the
+// ranks then slows them, rather than letting results pile up unwritten, and what is left
+// after the last tile is at most this many tiles' writing. Never fewer than two rows of
+// the widest raster, so that the tiles that complete the row rank 0 waits for are never
+// held back (with either sharding those lie within one row of it), nor than four
+// batches of every rank, so that the ranks' queues stay full while the writer keeps up.
+std::int64_t unwritten_limit(std::span<const Tile> tiles, const RunPlan& plan, int world_size) {
+  std::int64_t widest = 0;
+  std::int64_t row = 0;
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    row = i > 0 && tiles[i].id.image == tiles[i - 1].id.image && tiles[i].id.row == tiles[i - 1].id.row ? row + 1 : 1;
+    widest = std::max(widest, row);
+  }
+  const auto batches = std::int64_t{4} * world_size * plan.in_flight.batch_size;
+  return std::max({kUnwrittenTiles, 2 * widest, batches});
+}
+
+// Waits before handing out a tile too far ahead of rank 0's writer (output_stream.hpp).
+TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator,
+                         std::int64_t limit) {
+  // The reader threads share the last count learnt; it only grows, so there is no need to
+  // ask the store while it allows the tile.
+  auto written = std::make_shared<std::atomic<std::int64_t>>(0);
+  return [inner = std::move(feed), run_tiles, &communicator, limit, written]() -> std::optional<Tile> {
+    auto tile = inner();
+    if (!tile) return tile;
+    const auto at = std::lower_bound(run_tiles.begin(), run_tiles.end(), tile->id,
+                                     [](const Tile& candidate, const TileId& id) { return candidate.id < id; });
+    const auto position = static_cast<std::int64_t>(at - run_tiles.begin());
+    while (position - written->load() > limit && stop_signal() == 0) {
+      written->store(communicator.add(kTilesWrittenKey, 0));
+      if (position - written->load() > limit) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return tile;
   };
 }
 
@@ -53,8 +96,11 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
     heartbeat.progress();
   };
   auto [stats, own_failures] = run_pipeline(
-      {parts.source, plan.in_flight.workers, stoppable(std::move(feed)), plan.in_flight.reader_queue()}, parts.model,
-      plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
+      {parts.source, plan.in_flight.workers,
+       stoppable(paced_by_writer(std::move(feed), parts.source.tiles(), parts.communicator,
+                                 unwritten_limit(parts.source.tiles(), plan, ranks.world_size))),
+       plan.in_flight.reader_queue()},
+      parts.model, plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);
