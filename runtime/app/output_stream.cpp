@@ -75,9 +75,22 @@ void OutputStream::run() {
       for (auto& batch : batches) absorb(std::move(batch));
       write_final_rows();
     } catch (...) {
-      const std::lock_guard lock(mutex_);
-      failure_ = std::current_exception();
+      {
+        const std::lock_guard lock(mutex_);
+        failure_ = std::current_exception();
+      }
+      // No rank waits any more for rows that will not be written: every tile goes on to
+      // be journaled, and the failure is this rank's once the loop ends.
+      release_ranks();
     }
+  }
+}
+
+void OutputStream::release_ranks() {
+  try {
+    communicator_.add(kTilesWrittenKey, kReleasedCount);
+  } catch (const std::exception&) {
+    // The store itself is gone: the ranks learn it from their own calls.
   }
 }
 

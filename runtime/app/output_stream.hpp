@@ -27,6 +27,8 @@ namespace mgpr::runtime {
 // bounded however slow it is.
 inline constexpr const char* kTilesWrittenKey = "mgpr/tiles-written";
 inline constexpr std::int64_t kUnwrittenTiles = 512;
+// Added to that count when rank 0's writer fails: no tile of any run is that far ahead.
+inline constexpr std::int64_t kReleasedCount = std::int64_t{1} << 50;
 
 // On the ranks other than 0.
 class ResultMail final : public ResultSink {
@@ -62,6 +64,7 @@ class OutputStream final : public ResultSink {
 
  private:
   void run();
+  void release_ranks();
   void absorb(TileResults batch);
   // Writes the rows from the next one on while each is final.
   void write_final_rows();

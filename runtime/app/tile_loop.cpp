@@ -21,6 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long rank 0's writer may write nothing while a rank waits for it (paced_by_writer).
+constexpr auto kWriterSilence = std::chrono::seconds(10);
+
 // The store's counter of tiles every rank has done, for rank 0's progress line.
 constexpr const char* kRunProgressKey = "mgpr/tiles-done";
 
@@ -50,21 +53,43 @@ std::int64_t unwritten_limit(std::span<const Tile> tiles, const RunPlan& plan, i
   return std::max({kUnwrittenTiles, 2 * widest, batches});
 }
 
+// What the reader threads of a rank share of rank 0's writer: the last count learnt (it
+// only grows, so the store is not asked while it allows the tile), and whether the rank
+// stopped waiting for it.
+struct WriterPace {
+  std::atomic<std::int64_t> written{0};
+  std::atomic<bool> released{false};
+};
+
 // Waits before handing out a tile too far ahead of rank 0's writer (output_stream.hpp).
+// A writer that writes nothing for kWriterSilence while this rank waits (a raster that
+// failed part way holds its rows back until the end; a long COG) releases the rank for
+// the rest of the run, said once: it never waits for ever, it only holds more.
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator,
                          std::int64_t limit) {
-  // The reader threads share the last count learnt; it only grows, so there is no need to
-  // ask the store while it allows the tile.
-  auto written = std::make_shared<std::atomic<std::int64_t>>(0);
-  return [inner = std::move(feed), run_tiles, &communicator, limit, written]() -> std::optional<Tile> {
+  auto pace = std::make_shared<WriterPace>();
+  return [inner = std::move(feed), run_tiles, &communicator, limit, pace]() -> std::optional<Tile> {
     auto tile = inner();
-    if (!tile) return tile;
+    if (!tile || pace->released) return tile;
     const auto at = std::lower_bound(run_tiles.begin(), run_tiles.end(), tile->id,
                                      [](const Tile& candidate, const TileId& id) { return candidate.id < id; });
     const auto position = static_cast<std::int64_t>(at - run_tiles.begin());
-    while (position - written->load() > limit && stop_signal() == 0) {
-      written->store(communicator.add(kTilesWrittenKey, 0));
-      if (position - written->load() > limit) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto last_change = std::chrono::steady_clock::now();
+    while (position - pace->written > limit && stop_signal() == 0 && !pace->released) {
+      const auto written = communicator.add(kTilesWrittenKey, 0);
+      const auto now = std::chrono::steady_clock::now();
+      if (written > pace->written.exchange(written)) last_change = now;
+      if (position - written <= limit) break;
+      if (now - last_change > kWriterSilence) {
+        if (!pace->released.exchange(true)) {
+          fmt::print(stderr,
+                     "mgpr: rank {}: rank 0 has written no results for {} s; this rank goes on without waiting for "
+                     "its writer (its results wait on rank 0 until written)\n",
+                     communicator.rank(), std::chrono::duration_cast<std::chrono::seconds>(kWriterSilence).count());
+        }
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return tile;
   };
