@@ -8,7 +8,6 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <numeric>
 
 #include "app/banner.hpp"
 #include "app/output_stream.hpp"
@@ -80,6 +79,7 @@ class RankRun {
         run_(std::move(run)),
         done_(read_done_tiles(journal_, plan, *run_.source, ranks.rank)),
         done_counts_(count_done(done_, run_.source->tiles())),
+        done_total_(static_cast<std::int64_t>(done_.size())),
         summary_(base_summary(ranks, plan.device)) {
     describe_model(summary_, plan.output.class_names, plan.model_card);
     summary_.warnings = run_.model->warnings();
@@ -135,10 +135,10 @@ class RankRun {
         write_failure = std::current_exception();  // after the agreement, which every rank waits for
       }
     }
-    const auto done_before = done_total();
+    const auto done_before = done_total_;
     const auto outcome = agree_on_outcome(*communicator_, {run_.output->tiles_done(), own_failures},
-                                          run_.source->tiles(), done_counts_, failed_);
-    printer_->run_finished(done_total() - done_before);
+                                          run_.source->tiles(), done_counts_, failed_, done_total_);
+    printer_->run_finished(done_total_ - done_before);
     if (ranks_.rank != 0) return outcome;
     if (write_failure) return stopped_or_rethrow(write_failure);
     if (outcome == Outcome::kStopped) return outcome;
@@ -160,7 +160,7 @@ class RankRun {
     if (outcome == Outcome::kStopped) {
       summary_.status = RankStatus::kInterrupted;
       summary_.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
-                                   strsignal(stop_signal()), done_total(), run_.source->tiles().size());
+                                   strsignal(stop_signal()), done_total_, run_.source->tiles().size());
     }
     write_rank_summary(summary_);
     const auto gathered = communicator_->all_gather(to_json_text(summary_));
@@ -170,7 +170,7 @@ class RankRun {
         all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
       }
       fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
-      print_run_end({*run_.source, failed_, static_cast<std::size_t>(done_total()), outcome == Outcome::kStopped},
+      print_run_end({*run_.source, failed_, static_cast<std::size_t>(done_total_), outcome == Outcome::kStopped},
                     journal_.folder());
     }
     communicator_->barrier();
@@ -186,10 +186,6 @@ class RankRun {
   }
 
  private:
-  [[nodiscard]] std::int64_t done_total() const {
-    return std::accumulate(done_counts_.begin(), done_counts_.end(), std::int64_t{0});
-  }
-
   // A stop that came during a long write (a COG) stops the run like one during the loop:
   // every tile is journaled and a rerun writes the outputs again.
   static Outcome stopped_or_rethrow(const std::exception_ptr& failure) {
@@ -228,7 +224,8 @@ class RankRun {
   RunJournal journal_;
   Prepared run_;
   TileResults done_;                       // the results of earlier runs, until rank 0's writer takes them
-  std::vector<std::int64_t> done_counts_;  // per image: tiles finished, by earlier runs then this one
+  std::vector<std::int64_t> done_counts_;  // per image: tiles earlier runs finished
+  std::int64_t done_total_ = 0;            // tiles finished: by earlier runs, then the run's too
   RasterFailures failed_;                  // every rank's rasters that could not be read
   RankSummary summary_;
   std::unique_ptr<Communicator> communicator_;

@@ -28,19 +28,6 @@ void decode_failures(const std::string& text, RasterFailures& into) {
   }
 }
 
-std::string encode_tiles_done(const std::map<int, std::int64_t>& tiles_done) {
-  std::string text;
-  for (const auto& [image, count] : tiles_done) text += fmt::format("{} {}\n", image, count);
-  return text;
-}
-
-void add_tiles_done(const std::string& text, std::vector<std::int64_t>& done) {
-  std::istringstream lines(text);
-  int image = 0;
-  std::int64_t count = 0;
-  while (lines >> image >> count) done.at(static_cast<std::size_t>(image)) += count;
-}
-
 std::vector<std::int64_t> tiles_per_image(std::span<const Tile> tiles) {
   std::vector<std::int64_t> counts(1, 0);
   for (const auto& tile : tiles) {
@@ -52,20 +39,40 @@ std::vector<std::int64_t> tiles_per_image(std::span<const Tile> tiles) {
 }
 
 Outcome agree_on_outcome(Communicator& communicator, const RankResults& own, std::span<const Tile> tiles,
-                         std::vector<std::int64_t>& done, RasterFailures& failed) {
-  const auto expected = tiles_per_image(tiles);
-  done.resize(std::max(done.size(), expected.size()), 0);
-  for (const auto& text : communicator.all_gather(encode_tiles_done(own.tiles_done))) add_tiles_done(text, done);
+                         std::span<const std::int64_t> done_before, RasterFailures& failed, std::int64_t& done_total) {
   for (const auto& text : communicator.all_gather(encode_failures(own.failures))) decode_failures(text, failed);
-  bool complete = true;
-  bool rest_failed = true;
+  // Tiles in all, and outside the failed rasters: expected, then finished.
+  const auto expected = tiles_per_image(tiles);
+  std::int64_t expected_total = 0;
+  std::int64_t expected_kept = 0;
+  std::int64_t kept = 0;
+  done_total = 0;
   for (std::size_t image = 0; image < expected.size(); ++image) {
-    if (done[image] == expected[image]) continue;
-    complete = false;
-    rest_failed = rest_failed && failed.contains(static_cast<int>(image));
+    const bool lost = failed.contains(static_cast<int>(image));
+    const auto before = image < done_before.size() ? done_before[image] : 0;
+    expected_total += expected[image];
+    done_total += before;
+    if (!lost) {
+      expected_kept += expected[image];
+      kept += before;
+    }
   }
-  if (complete) return Outcome::kComplete;
-  return rest_failed ? Outcome::kRastersFailed : Outcome::kStopped;
+  std::int64_t own_total = 0;
+  std::int64_t own_kept = 0;
+  for (const auto& [image, count] : own.tiles_done) {
+    own_total += count;
+    if (!failed.contains(image)) own_kept += count;
+  }
+  for (const auto& text : communicator.all_gather(fmt::format("{} {}", own_total, own_kept))) {
+    std::int64_t total = 0;
+    std::int64_t outside_failed = 0;
+    std::istringstream(text) >> total >> outside_failed;
+    done_total += total;
+    kept += outside_failed;
+  }
+  // No raster has more tiles finished than it has, so the sums tell each raster apart.
+  if (done_total == expected_total) return Outcome::kComplete;
+  return kept == expected_kept ? Outcome::kRastersFailed : Outcome::kStopped;
 }
 
 }  // namespace mgpr::runtime

@@ -1,6 +1,6 @@
 #pragma once
-// How the tile loop ended, as every rank agrees once each has learnt how many tiles of
-// each raster every rank finished and every raster that failed. The results themselves
+// How the tile loop ended, as every rank agrees once each has learnt every raster that
+// failed and how many tiles every rank finished. The results themselves
 // went to rank 0 while the tiles ran (output_stream.hpp).
 #include <cstdint>
 #include <map>
@@ -29,18 +29,16 @@ struct RankResults {
 // Tiles per raster (index = TileId::image; fake data: image 0 alone).
 std::vector<std::int64_t> tiles_per_image(std::span<const Tile> tiles);
 
-// Every rank's tiles added to `done` (per image: those earlier runs finished, on entry),
-// and every failed raster into `failed` (the first reason a rank gave); then the outcome
-// over the run's `tiles`. Collective: every rank calls it. The bytes that cross grow
-// with the rasters, not with the results.
+// Every failed raster gathered into `failed` (the first reason a rank gave); then every
+// rank's count of tiles finished, in all and outside the failed rasters, added to those
+// earlier runs finished (`done_before`, per image) into `done_total`; then the outcome
+// over the run's `tiles`. Collective: every rank calls it. Besides the failures, two
+// numbers a rank cross: nothing grows with the results or the rasters.
 Outcome agree_on_outcome(Communicator& communicator, const RankResults& own, std::span<const Tile> tiles,
-                         std::vector<std::int64_t>& done, RasterFailures& failed);
+                         std::span<const std::int64_t> done_before, RasterFailures& failed, std::int64_t& done_total);
 
 // Failures travel between ranks as lines "image<TAB>reason".
 std::string encode_failures(const RasterFailures& failures);
 void decode_failures(const std::string& text, RasterFailures& into);
-// Tiles finished travel as lines "image<SPACE>count".
-std::string encode_tiles_done(const std::map<int, std::int64_t>& tiles_done);
-void add_tiles_done(const std::string& text, std::vector<std::int64_t>& done);
 
 }  // namespace mgpr::runtime
