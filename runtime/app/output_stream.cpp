@@ -1,7 +1,10 @@
 #include "app/output_stream.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace mgpr::runtime {
@@ -9,20 +12,40 @@ namespace {
 
 // The store's topic of the results on their way to rank 0.
 constexpr const char* kResultTopic = "mgpr/results";
+// The store's topic of the rasters the other ranks could not read, each message the
+// raster's number (its reason reaches rank 0 with the run's outcome, run_outcome.hpp).
+constexpr const char* kFailureTopic = "mgpr/raster-failures";
 // Batches a rank may have on the store unread before it waits for rank 0's writer: a
 // writer slower than the ranks slows them rather than growing rank 0's memory.
 constexpr std::int64_t kUnreadBatches = 64;
 // How often rank 0's writer looks for the other ranks' results when its own are idle.
 constexpr auto kMailPoll = std::chrono::milliseconds(50);
 
+int decode_failed_raster(const std::string& message) {
+  int image = -1;
+  const auto* const end = message.data() + message.size();
+  const auto [at, error] = std::from_chars(message.data(), end, image);
+  if (error != std::errc{} || at != end || image < 0) throw std::logic_error("a malformed raster failure on the store");
+  return image;
+}
+
 }  // namespace
 
-ResultMail::ResultMail(Communicator& communicator) : mail_(communicator, kResultTopic, kUnreadBatches) {}
+ResultMail::ResultMail(Communicator& communicator)
+    : mail_(communicator, kResultTopic, kUnreadBatches), failures_(communicator, kFailureTopic, kUnreadBatches) {}
 
 void ResultMail::take(TileResults batch) { mail_.send(encode_results(batch)); }
 
+void ResultMail::raster_failed(int image, const std::string& /*reason*/) {
+  const std::lock_guard lock(failures_mutex_);
+  failures_.send(std::to_string(image));
+}
+
 OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator)
-    : output_(output), communicator_(communicator), mailbox_(communicator, kResultTopic) {
+    : output_(output),
+      communicator_(communicator),
+      mailbox_(communicator, kResultTopic),
+      failure_mailbox_(communicator, kFailureTopic) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -52,20 +75,35 @@ void OutputStream::take(TileResults batch) {
   wake_.notify_one();
 }
 
+void OutputStream::raster_failed(int image, const std::string& /*reason*/) {
+  {
+    const std::lock_guard lock(mutex_);
+    incoming_failures_.push_back(image);
+  }
+  wake_.notify_one();
+}
+
 void OutputStream::run() {
   for (bool last = false; !last;) {
     std::vector<TileResults> batches;
+    std::vector<int> failed_rasters;
     bool failed = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, kMailPoll, [this] { return !incoming_.empty() || draining_; });
+      wake_.wait_for(lock, kMailPoll,
+                     [this] { return !incoming_.empty() || !incoming_failures_.empty() || draining_; });
       batches.swap(incoming_);
+      failed_rasters.swap(incoming_failures_);
       last = draining_;
       failed = failure_ != nullptr;
     }
     try {
       // After a failure the results are still taken, so no rank waits on a full mailbox,
       // and dropped: nothing more is written.
+      for (const auto& message : failure_mailbox_.receive()) failed_rasters.push_back(decode_failed_raster(message));
+      if (!failed) {
+        for (const auto image : failed_rasters) mark_failed(image);
+      }
       for (auto& message : mailbox_.receive()) {
         TileResults batch;
         decode_results(message, batch);
@@ -115,17 +153,34 @@ void OutputStream::absorb(TileResults batch) {
   for (auto& [id, payload] : batch) {
     const auto image = static_cast<std::size_t>(id.image);
     if (image >= rows_.size()) throw std::logic_error("a result for a raster the run does not have");
-    if (written_already(id)) continue;
+    // A failed raster's results are counted (its outcome says how many tiles were done)
+    // and dropped, also once it was passed over.
+    const bool failed = failed_.contains(id.image);
+    if (!failed && written_already(id)) continue;
     auto& rows = rows_[image];
     const auto row = std::lower_bound(rows.begin(), rows.end(), id.row,
                                       [](const Row& candidate, int wanted) { return candidate.row < wanted; });
     if (row == rows.end() || row->row != id.row) throw std::logic_error("a result for a tile the run does not have");
-    if (held_.try_emplace(id, std::move(payload)).second) ++row->received;
+    if (failed || held_.try_emplace(id, std::move(payload)).second) ++row->received;
   }
 }
 
+void OutputStream::mark_failed(int image) {
+  if (static_cast<std::size_t>(image) >= rows_.size())
+    throw std::logic_error("a failure of a raster the run does not have");
+  if (static_cast<std::size_t>(image) < next_image_ || !failed_.insert(image).second) return;
+  const auto [first, last] = results_of(held_, image);
+  held_.erase(first, last);
+}
+
 void OutputStream::write_final_rows() {
-  while (next_image_ < rows_.size() && rows_[next_image_][next_row_].received == rows_[next_image_][next_row_].tiles) {
+  while (next_image_ < rows_.size()) {
+    if (failed_.contains(static_cast<int>(next_image_))) {
+      abandon_next_raster();
+      continue;
+    }
+    const auto& row = rows_[next_image_][next_row_];
+    if (row.received != row.tiles) break;
     write_next_row();
   }
 }
@@ -144,18 +199,29 @@ void OutputStream::write_next_row() {
   }
 }
 
+void OutputStream::abandon_next_raster() {
+  const auto image = static_cast<int>(next_image_);
+  const auto [first, last] = results_of(held_, image);
+  held_.erase(first, last);
+  output_.abandon_raster(image);
+  std::int64_t unwritten = 0;
+  const auto& rows = rows_[next_image_];
+  for (auto row = rows.begin() + static_cast<std::ptrdiff_t>(next_row_); row != rows.end(); ++row) {
+    unwritten += row->tiles;
+  }
+  communicator_.add(kTilesWrittenKey, unwritten);
+  ++next_image_;
+  next_row_ = 0;
+}
+
 std::vector<std::filesystem::path> OutputStream::finish(const RasterFailures& failed) {
   const auto& plan = output_.plan();
   while (next_image_ < rows_.size()) {
     const auto image = static_cast<int>(next_image_);
     // A raster that failed has only some of its results: what is left of them is not
     // written, nor its own files; rows already written to the run's files stay.
-    if (failed.contains(image) && !plan.rasters.empty()) {
-      const auto [first, last] = results_of(held_, image);
-      held_.erase(first, last);
-      output_.abandon_raster(image);
-      ++next_image_;
-      next_row_ = 0;
+    if ((failed.contains(image) || failed_.contains(image)) && !plan.rasters.empty()) {
+      abandon_next_raster();
       continue;
     }
     const auto& row = rows_[next_image_][next_row_];

@@ -13,6 +13,8 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,9 +37,12 @@ class ResultMail final : public ResultSink {
  public:
   explicit ResultMail(Communicator& communicator);
   void take(TileResults batch) override;
+  void raster_failed(int image, const std::string& reason) override;
 
  private:
   MailToRank0 mail_;
+  std::mutex failures_mutex_;  // reader threads may fail rasters at once
+  MailToRank0 failures_;
 };
 
 // On rank 0.
@@ -52,6 +57,9 @@ class OutputStream final : public ResultSink {
 
   // Rank 0's own results.
   void take(TileResults batch) override;
+  // A raster rank 0 could not read (the other ranks' come by mail): what is held of it is
+  // dropped, what comes later too, and the rows after it no longer wait for it.
+  void raster_failed(int image, const std::string& reason) override;
 
   // Once every rank's loop ended and sent its last results (after a barrier): takes
   // them, writes every raster that became final, and stops the thread. Rethrows what the
@@ -66,9 +74,13 @@ class OutputStream final : public ResultSink {
   void run();
   void release_ranks();
   void absorb(TileResults batch);
-  // Writes the rows from the next one on while each is final.
+  void mark_failed(int image);
+  // Writes the rows from the next one on while each is final, passing over failed rasters.
   void write_final_rows();
   void write_next_row();
+  // The next raster failed: its own files are abandoned (rows already in the run's files
+  // stay) and its tiles not written are counted as written, for the pacing.
+  void abandon_next_raster();
 
   // One row of a raster's tiles.
   struct Row {
@@ -81,9 +93,11 @@ class OutputStream final : public ResultSink {
   TaskOutput& output_;
   Communicator& communicator_;
   Rank0Mailbox mailbox_;
+  Rank0Mailbox failure_mailbox_;
   std::vector<std::vector<Row>> rows_;    // per image, in order
   std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up
   TileResults held_;                      // the results not yet written
+  std::set<int> failed_;                  // rasters some rank could not read, as learnt
   std::size_t next_image_ = 0;            // the first raster not wholly written
   std::size_t next_row_ = 0;              // its first row not written (index into rows_)
   std::vector<std::filesystem::path> written_;
@@ -91,6 +105,7 @@ class OutputStream final : public ResultSink {
   std::mutex mutex_;  // guards what follows, shared with the thread
   std::condition_variable wake_;
   std::vector<TileResults> incoming_;
+  std::vector<int> incoming_failures_;
   bool draining_ = false;
   std::exception_ptr failure_;
   std::thread thread_;  // last: started once everything above is set

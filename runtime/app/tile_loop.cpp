@@ -62,8 +62,8 @@ struct WriterPace {
 };
 
 // Waits before handing out a tile too far ahead of rank 0's writer (output_stream.hpp).
-// A writer that writes nothing for kWriterSilence while this rank waits (a raster that
-// failed part way holds its rows back until the end; a long COG) releases the rank for
+// A writer that writes nothing for kWriterSilence while this rank waits (a long COG; a
+// raster failed part way does not hold it: it hears of it at once) releases the rank for
 // the rest of the run, said once: it never waits for ever, it only holds more.
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator,
                          std::int64_t limit) {

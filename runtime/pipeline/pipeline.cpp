@@ -194,7 +194,8 @@ PipelineRun run_batches(const TileReading& reading, BatchDevice& device, BatchCo
     std::jthread post([&] { post_process(device, passes, slots, consumer, options, started); });
     // Declared after the post-processing thread, so its readers are stopped and joined
     // before that thread is: no reader is still copying into a slot when this returns.
-    ReaderPool readers(reading.source, reading.workers, reading.feed, reading.queue, &slots);
+    ReaderPool readers(reading.source, reading.workers, reading.feed, reading.queue, &slots,
+                       [&consumer](int image, const std::string& reason) { consumer.raster_failed(image, reason); });
     double waited = 0;  // for the readers, since the last batch was submitted
     const auto submit = [&](int slot) {
       device.submit(slot, static_cast<std::int64_t>(slots.tiles(slot).size()), slots.any_invalid(slot));

@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "model/model.hpp"
 #include "pipeline/batch_device.hpp"
@@ -30,6 +31,9 @@ class BatchConsumer {
  public:
   virtual ~BatchConsumer() = default;
   virtual void consume(std::span<const TileData> tiles, const torch::IValue& output) = 0;
+  // A raster's read failed on this rank (its other tiles here are skipped): told once
+  // per raster, on a reader thread, as it happens.
+  virtual void raster_failed(int /*image*/, const std::string& /*reason*/) {}
 };
 
 struct PipelineStats {

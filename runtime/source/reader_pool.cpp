@@ -21,8 +21,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 struct ReaderPool::State {
-  State(const TileSource& tile_source, TileFeed tile_feed, std::size_t queue_capacity, TilePlacer* tile_placer)
-      : source(tile_source), feed(std::move(tile_feed)), capacity(queue_capacity), placer(tile_placer) {}
+  State(const TileSource& tile_source, TileFeed tile_feed, std::size_t queue_capacity, TilePlacer* tile_placer,
+        RasterFailed raster_failed)
+      : source(tile_source),
+        feed(std::move(tile_feed)),
+        capacity(queue_capacity),
+        placer(tile_placer),
+        on_failure(std::move(raster_failed)) {}
 
   void work();
   void stop_and_join();
@@ -35,6 +40,7 @@ struct ReaderPool::State {
   const TileFeed feed;
   const std::size_t capacity;
   TilePlacer* const placer;
+  const RasterFailed on_failure;
 
   std::mutex mutex;
   std::condition_variable slot_freed;  // a reader may claim the next tile
@@ -90,11 +96,13 @@ void ReaderPool::State::work() {
       } catch (const RasterReadError& failure) {
         // This raster is lost, not the run: its tile is left undone (so a rerun does it)
         // and the other rasters' tiles go on.
+        bool first = false;
         {
           const std::lock_guard lock(mutex);
-          failures.try_emplace(tile->id.image, failure.what());
+          first = failures.try_emplace(tile->id.image, failure.what()).second;
         }
         release_slot();
+        if (first && on_failure) on_failure(tile->id.image, failure.what());
         continue;
       }
       const double read_s = seconds_since(start);
@@ -144,8 +152,8 @@ void ReaderPool::State::stop_and_join() {
 }
 
 ReaderPool::ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity,
-                       TilePlacer* placer)
-    : state_(std::make_unique<State>(source, std::move(feed), queue_capacity, placer)) {
+                       TilePlacer* placer, RasterFailed on_failure)
+    : state_(std::make_unique<State>(source, std::move(feed), queue_capacity, placer, std::move(on_failure))) {
   if (workers < 1) throw std::invalid_argument("ReaderPool needs at least one worker");
   if (queue_capacity < 1) throw std::invalid_argument("ReaderPool needs a queue capacity of at least one tile");
   state_->running = workers;

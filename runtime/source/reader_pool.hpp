@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "source/tile_source.hpp"
 
@@ -13,6 +14,11 @@ namespace mgpr::runtime {
 // Hands out the next tile this rank should process; nullopt once there is none. Called
 // from several reader threads at once: implementations are thread-safe.
 using TileFeed = std::function<std::optional<Tile>()>;
+
+// Told, on the reader thread, the first time a raster's read fails on this rank, with the
+// reason: so that what waits for the raster's other tiles (rank 0's writer) can give up on
+// it at once instead of at the end of the run.
+using RasterFailed = std::function<void(int image, const std::string& reason)>;
 
 // Takes each tile's samples off the reader thread that read it: the pipeline copies them
 // straight into a batch slot (pipeline/batch_slots.hpp), so that copy runs on every
@@ -43,8 +49,9 @@ class ReaderPool {
   // worker busy. `source` must outlive the pool. Throws std::invalid_argument for
   // workers < 1 or queue_capacity < 1. With a `placer` (which must outlive the pool),
   // every tile read is handed to it on the reader thread before next() sees it.
+  // `on_failure`, when set, hears of each raster failed on this rank as it fails.
   ReaderPool(const TileSource& source, int workers, TileFeed feed, std::size_t queue_capacity,
-             TilePlacer* placer = nullptr);
+             TilePlacer* placer = nullptr, RasterFailed on_failure = {});
   // Stops the threads and joins them, also when the consumer stopped early: it waits at
   // most for the feed() or read() calls in progress.
   ~ReaderPool();

@@ -40,6 +40,9 @@ class ResultSink {
  public:
   virtual ~ResultSink() = default;
   virtual void take(TileResults batch) = 0;
+  // A raster this rank could not read: what is held of it and what comes later is of no
+  // use. Called from reader threads.
+  virtual void raster_failed(int image, const std::string& reason) = 0;
 };
 
 class TaskOutput : public BatchConsumer {
@@ -49,6 +52,10 @@ class TaskOutput : public BatchConsumer {
   void consume(std::span<const TileData> tiles, const torch::IValue& output) final;
   void set_journal(TileJournal* journal) { journal_ = journal; }
   void set_sink(ResultSink* sink) { sink_ = sink; }
+  // Passed on to the sink (when set).
+  void raster_failed(int image, const std::string& reason) final {
+    if (sink_ != nullptr) sink_->raster_failed(image, reason);
+  }
   // This rank's results of this run (journaled ones of earlier runs excluded), when no
   // sink took them.
   [[nodiscard]] const TileResults& new_results() const { return new_results_; }

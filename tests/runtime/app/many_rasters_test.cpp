@@ -110,4 +110,25 @@ TEST_F(MgprCli, ARasterCorruptMidRunIsNamedTheOthersFinishAndARerunDoesTheRest) 
   }
 }
 
+// A raster that fails part way holds back none of the rasters after it: rank 0's writer
+// hears of the failure from the rank that read it and passes over the raster at once, so
+// no rank waits for rows that will never be complete (the ranks would otherwise be held
+// until the writer's silence released them, said on stderr, with more than the pacing's
+// 512 tiles after the failed raster).
+TEST_F(MgprCli, ARasterCorruptMidRunHoldsBackNoRank) {
+  const auto folder = path("corrupt-first");
+  fs::create_directories(folder);
+  write_corrupt_copy(write_image("a-whole.tif", 256, 256), folder / "a.tif");
+  fs::rename(write_image("b-good.tif", 640, 640), folder / "b.tif");
+  ASSERT_FALSE(HasFailure());
+  const auto out = path("corrupt-first-out");
+  const auto result = mgpr({folder.string(), "model=" + path("mean.pt").string(), "tile_size=16", "accelerator=cpu",
+                            "gpus=2", "threads=1", "workers=1", "outputs=per_raster", "output_dir=" + out.string()});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  EXPECT_TRUE(contains(result.out, "1 of 2 rasters could not be read")) << result.out;
+  EXPECT_FALSE(contains(result.err, "has written no results")) << result.err;
+  EXPECT_EQ(read_scores(out / "b_tiles.csv").size(), 1600U);
+  EXPECT_FALSE(fs::exists(out / "a_tiles.csv"));
+}
+
 }  // namespace

@@ -1,8 +1,8 @@
 // Rank 0's writer while the tiles run: a row of a raster's tiles is written as soon as
 // every tile of it is done and every row before it (of this raster and the rasters
 // before) was written, before the loop ends; results of earlier runs count; a raster that
-// failed is left out at the end with its reason; a failure of the writing reaches the
-// rank when it drains the stream.
+// failed is left out with its reason, and holds nothing back once the stream hears of it;
+// a failure of the writing reaches the rank when it drains the stream.
 #include "app/output_stream.hpp"
 
 #include <gmock/gmock.h>
@@ -54,7 +54,10 @@ class RecordingOutput final : public mgpr::runtime::TaskOutput {
     changed_.notify_all();
     return std::distance(first, last) * 10;
   }
-  void abandon_raster(int image) override { abandoned.push_back(image); }
+  void abandon_raster(int image) override {
+    const std::lock_guard lock(mutex_);
+    abandoned.push_back(image);
+  }
   void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
     outcomes_.assign(outcomes.begin(), outcomes.end());
     written.emplace_back("run.out");
@@ -145,6 +148,39 @@ TEST(OutputStream, EarlierRunsResultsCount) {
   stream.drain();
   stream.finish({});
   EXPECT_THAT(output.written(2), ElementsAre(Written{0, 0, false, "aA"}, Written{0, 1, true, "bB"}));
+}
+
+// A raster some rank could not read is given up as soon as the stream hears of it: the
+// rows of the rasters after it are written while the tiles still run, what came of it is
+// dropped, and the pacing counts its tiles as written.
+TEST(OutputStream, ARasterFailedWhileTheTilesRunHoldsNothingBack) {
+  RecordingOutput output(3);
+  const auto communicator = mgpr::runtime::make_local_communicator();
+  OutputStream stream(output, {}, *communicator);
+  stream.take(one(0, 0, 0, "a"));
+  for (int image = 1; image < 3; ++image) {
+    for (int row = 0; row < 2; ++row) {
+      stream.take(one(image, row, 0, "b"));
+      stream.take(one(image, row, 1, "B"));
+    }
+  }
+  expect_nothing_yet(output);
+  stream.raster_failed(0, "cannot read r0.tif");
+  EXPECT_THAT(output.written(4), ElementsAre(Written{1, 0, false, "bB"}, Written{1, 1, true, "bB"},
+                                             Written{2, 0, false, "bB"}, Written{2, 1, true, "bB"}));
+  EXPECT_THAT(output.abandoned, ElementsAre(0));
+  stream.take(one(0, 0, 1, "A"));  // a tile another rank read before it heard
+  stream.drain();
+  EXPECT_EQ(communicator->add(mgpr::runtime::kTilesWrittenKey, 0), 12);  // counted when raster 0 was passed over
+  const auto files = stream.finish({{0, "cannot read r0.tif"}});
+  EXPECT_THAT(files, ElementsAre("r1.tif.out", "r2.tif.out", "run.out"));
+  EXPECT_EQ(output.written(0).size(), 4U);
+  EXPECT_THAT(output.abandoned, ElementsAre(0));
+  ASSERT_EQ(output.outcomes_.size(), 3U);
+  EXPECT_TRUE(output.outcomes_[0].failed);
+  EXPECT_EQ(output.outcomes_[0].tiles_done, 2);
+  EXPECT_EQ(output.outcomes_[0].results, 0);
+  EXPECT_EQ(output.outcomes_[2].results, 40);
 }
 
 TEST(OutputStream, AFailedWriteReachesTheRankAtDrain) {
