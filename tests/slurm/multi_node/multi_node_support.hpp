@@ -1,7 +1,7 @@
 #pragma once
-// Helpers of the multi-node tests: they run on a second local cluster of two hosts
-// (tools/local-slurm/local-slurm start DIR --nodes 2 --gpus a100:2, network namespaces,
-// one slurmd each), whose SLURM_CONF CTest gives them.
+// Helpers of the multi-node tests: they run on a second local cluster of eight hosts
+// (tools/local-slurm/local-slurm start DIR --nodes 8 --gpus a100:2, network namespaces,
+// one slurmd each; jobs of two nodes get the first two), whose SLURM_CONF CTest gives them.
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using mgpr::test::job_id_of;
 
 inline const fs::path kClusterDir{MGPR_MULTI_NODE_CLUSTER_DIR};
+// The hosts of a two-node job.
 inline const std::vector<std::string> kHosts{"node1", "node2"};
 
 // A fresh folder for one test's files, inside the multi-node cluster's folder.
