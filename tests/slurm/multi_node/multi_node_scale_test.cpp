@@ -76,9 +76,9 @@ TEST(MultiNode, SixteenRanksOnEightHostsWriteWhatOneRankWrites) {
     std::vector<std::string> argv{MGPR_SUBMIT, "--wait", "--log-dir", logs.string()};
     argv.insert(argv.end(), geometry.begin(), geometry.end());
     // Boxes of 16 px on a 16 px grid: the copies in the tiles' overlap are merged.
-    argv.insert(argv.end(), {"@" + listing.string(), "task=detect", "model=" + model.string(), "tile_size=64",
-                             "overlap=16", "batch_size=4", "threads=1", "workers=1", "outputs=run",
-                             "output_dir=" + (dir / name).string()});
+    argv.insert(argv.end(),
+                {"@" + listing.string(), "task=detect", "model=" + model.string(), "tile_size=64", "overlap=16",
+                 "batch_size=4", "threads=1", "workers=1", "outputs=run", "output_dir=" + (dir / name).string()});
     return run_command(argv);
   };
   const auto one = run({"--gpus", "a100:1"}, "one");
