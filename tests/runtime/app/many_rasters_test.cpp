@@ -114,7 +114,7 @@ TEST_F(MgprCli, ARasterCorruptMidRunIsNamedTheOthersFinishAndARerunDoesTheRest) 
 // hears of the failure from the rank that read it and passes over the raster at once, so
 // no rank waits for rows that will never be complete (the ranks would otherwise be held
 // until the writer's silence released them, said on stderr, with more than the pacing's
-// 512 tiles after the failed raster).
+// 256-tile window after the failed raster).
 TEST_F(MgprCli, ARasterCorruptMidRunHoldsBackNoRank) {
   const auto folder = path("corrupt-first");
   fs::create_directories(folder);

@@ -29,7 +29,10 @@ constexpr int kTilesPerRaster = 4;
 // kRasters rasters side by side (100 a row), each a VRT window onto one GeoTIFF of
 // pseudo-random pixels (EPSG:32633, 1 m), as the scale benchmark makes them; their list.
 fs::path write_rasters(const fs::path& dir) {
-  const auto base = mgpr::test::write_raster((dir / "base.tif").string(), {GDT_Byte, kSide, kSide, 3});
+  mgpr::test::RasterSpec spec;
+  spec.width = kSide;
+  spec.height = kSide;
+  const auto base = mgpr::test::write_raster((dir / "base.tif").string(), spec);
   fs::create_directories(dir / "rasters");
   std::ofstream listing(dir / "rasters.list");
   for (int index = 0; index < kRasters; ++index) {
