@@ -1,11 +1,13 @@
 #include "app/output_stream.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "mgpr/text.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -22,11 +24,9 @@ constexpr std::int64_t kUnreadBatches = 64;
 constexpr auto kMailPoll = std::chrono::milliseconds(50);
 
 int decode_failed_raster(const std::string& message) {
-  int image = -1;
-  const auto* const end = message.data() + message.size();
-  const auto [at, error] = std::from_chars(message.data(), end, image);
-  if (error != std::errc{} || at != end || image < 0) throw std::logic_error("a malformed raster failure on the store");
-  return image;
+  const auto image = parse_number<int>(message, 0, std::numeric_limits<int>::max());
+  if (!image) throw std::logic_error("a malformed raster failure on the store");
+  return *image;
 }
 
 }  // namespace
