@@ -59,7 +59,8 @@ class SegmenterForMgpr(torch.nn.Module):
 CARD_VERSION = 1
 CARD_FILE = "mgpr.json"
 CARD_SETTINGS = ("task", "class_names", "bands", "scale", "mean", "std", "nodata", "tile_size", "overlap", "gsd",
-                 "gsd_tolerance", "resampling", "score_threshold", "iou_threshold", "class_aware_nms")
+                 "gsd_tolerance", "resampling", "score_threshold", "iou_threshold", "class_aware_nms",
+                 "background_class")
 CARD_DESCRIPTION = ("name", "version", "licence", "source", "description")
 TASKS = ("classify", "detect", "segment")
 RESAMPLINGS = ("auto", "nearest", "bilinear", "cubic", "cubicspline", "lanczos", "average", "mode")
@@ -98,7 +99,8 @@ def model_card(*, task: Optional[str] = None, class_names: Optional[Sequence[str
                tile_size: Optional[int] = None, overlap: Optional[int] = None, gsd: Optional[float] = None,
                gsd_tolerance: Optional[float] = None, resampling: Optional[str] = None,
                score_threshold: Optional[float] = None, iou_threshold: Optional[float] = None,
-               class_aware_nms: Optional[bool] = None, name: Optional[str] = None, version: Optional[str] = None,
+               class_aware_nms: Optional[bool] = None, background_class: Optional[int] = None,
+               name: Optional[str] = None, version: Optional[str] = None,
                licence: Optional[str] = None, source: Optional[str] = None,
                description: Optional[str] = None) -> dict:
     """The card as a dict, ready for json.dumps: what is given, checked; None leaves a key out.
@@ -166,6 +168,9 @@ def model_card(*, task: Optional[str] = None, class_names: Optional[Sequence[str
         if not isinstance(class_aware_nms, bool):
             raise ValueError(f"model card: class_aware_nms must be true or false, got {class_aware_nms!r}")
         settings["class_aware_nms"] = class_aware_nms
+    if background_class is not None:
+        # segment: the class that makes no polygon (polygons=true); -1: none.
+        settings["background_class"] = _whole("background_class", background_class, -1)
     card.update((key, settings[key]) for key in CARD_SETTINGS if key in settings)
     return card
 
@@ -303,8 +308,8 @@ def _card_from_options(args: argparse.Namespace, num_classes: int) -> dict:
                  nodata=args.nodata, tile_size=args.tile_size or None, overlap=args.overlap, gsd=args.gsd,
                  gsd_tolerance=args.gsd_tolerance, resampling=args.resampling,
                  score_threshold=args.score_threshold, iou_threshold=args.iou_threshold,
-                 class_aware_nms=args.class_aware_nms, name=args.name, version=args.version, licence=args.licence,
-                 source=args.source, description=args.description)
+                 class_aware_nms=args.class_aware_nms, background_class=args.background_class, name=args.name,
+                 version=args.version, licence=args.licence, source=args.source, description=args.description)
     settings = architecture_card(args.arch, args.pretrained)
     settings.update((key, value) for key, value in given.items() if value is not None)
     names = settings.get("class_names")
@@ -351,6 +356,8 @@ def main() -> int:
     card.add_argument("--iou-threshold", type=float, help="detect: IoU at which mgpr merges boxes across tiles")
     card.add_argument("--class-aware-nms", type=_true_or_false, metavar="true|false",
                       help="detect: only boxes of one label suppress each other")
+    card.add_argument("--background-class", type=int,
+                      help="segment: the class value that makes no polygon with polygons=true (-1: none)")
     card.add_argument("--name")
     card.add_argument("--version")
     card.add_argument("--licence", "--license", dest="licence")

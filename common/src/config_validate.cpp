@@ -20,6 +20,16 @@ void validate(const RunConfig& config) {
     throw UsageError(
         fmt::format("iou_threshold={} must be in (0, 1]; 0.5 is usual, lower merges more", config.iou_threshold));
   }
+  if (config.min_area < 0 || config.simplify < 0) {
+    throw UsageError(fmt::format("min_area={} and simplify={} must not be negative; 0 keeps every polygon as it is",
+                                 config.min_area, config.simplify));
+  }
+  if (config.polygons && config.task != name_of(Task::kSegment)) {
+    throw UsageError(fmt::format(
+        "polygons=true makes polygons of a segmentation's classes, and this run has task={}; use task=segment "
+        "with a segmentation model, or leave polygons out",
+        config.task));
+  }
   if (config.gsd_tolerance >= 1) {
     throw UsageError(fmt::format(
         "gsd_tolerance={} must be below 1: it is the relative difference between a raster's resolution and gsd "

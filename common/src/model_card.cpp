@@ -19,10 +19,22 @@ namespace {
 
 // The configuration keys a card may set: what describes the model and its training data.
 // Resources, paths and outputs are the run's, not the model's.
-constexpr std::array<std::string_view, 15> kCardSettings{
-    "task",          "class_names", "bands",           "scale",         "mean",
-    "std",           "nodata",      "tile_size",       "overlap",       "gsd",
-    "gsd_tolerance", "resampling",  "score_threshold", "iou_threshold", "class_aware_nms"};
+constexpr std::array<std::string_view, 16> kCardSettings{"task",
+                                                         "class_names",
+                                                         "bands",
+                                                         "scale",
+                                                         "mean",
+                                                         "std",
+                                                         "nodata",
+                                                         "tile_size",
+                                                         "overlap",
+                                                         "gsd",
+                                                         "gsd_tolerance",
+                                                         "resampling",
+                                                         "score_threshold",
+                                                         "iou_threshold",
+                                                         "class_aware_nms",
+                                                         "background_class"};
 // A card is a few hundred bytes; a megabyte is a file that is no card.
 constexpr std::uint64_t kMaxCardBytes = std::uint64_t{1} << 20;
 

@@ -75,6 +75,10 @@ TaskOptions task_options(const RunConfig& config) {
   output.format = parse_output_format(config.output_format);
   output.class_names = config.class_names;
   output.segment_at_raster_resolution = config.segment_resolution == "raster";
+  output.polygons = config.polygons;
+  output.background_class = config.background_class;
+  output.min_area = config.min_area;
+  output.simplify = config.simplify;
   return output;
 }
 
@@ -91,6 +95,8 @@ JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters)
       c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count);
   // Added only when set, so the text of a run without it stays as it was.
   if (!c.nodata.empty()) key.settings += fmt::format(" nodata={}", c.nodata);
+  // Polygons change what each tile's result holds.
+  if (c.polygons) key.settings += fmt::format(" polygons background={}", c.background_class);
   // The tile grid of a resampled raster is the model's: another gsd is another run.
   if (c.gsd > 0 && c.resample) {
     key.settings += fmt::format(" gsd={} tolerance={} resampling={}", c.gsd, c.gsd_tolerance, c.resampling);

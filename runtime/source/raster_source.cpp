@@ -208,6 +208,7 @@ OpenedRaster open_and_plan(const std::string& path, const SourceOptions& options
   }
   auto crs = crs_cache.crs_of(*dataset, path);
   description.crs_wkt = std::move(crs.wkt);
+  description.crs_geographic = crs.units && crs.units->geographic;
   // After the probe, which reads the raster's own last pixel.
   plan.resampled = plan_ground_resolution(options.resolution, crs.units, description);
   plan.width = description.width;

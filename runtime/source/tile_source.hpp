@@ -120,6 +120,7 @@ struct RasterDescription {
   std::string missing_pixels;
   std::optional<GeoTransform> geotransform;  // checked when opened; none without georeferencing
   std::string crs_wkt;                       // empty when none
+  bool crs_geographic = false;               // the CRS is in degrees
   // The raster's own pixel size on the ground in metres (x; 0 when not known: no
   // georeferencing, or degrees), and what is done about it, for the banner: "0.1 m, read
   // at the model's 0.2 m (average)", "0.1 m", "0.03 m; the model's gsd is unknown".

@@ -16,6 +16,7 @@
 #include "tasks/task_factories.hpp"
 #ifdef MGPR_HAVE_GDAL
 #include "geometry/segment_layout.hpp"
+#include "tasks/segment_polygons.hpp"
 #include "writers/quicklook.hpp"
 #include "writers/segment_mosaic.hpp"
 #endif
@@ -62,6 +63,7 @@ class SegmentOutput final : public TaskOutput {
   explicit SegmentOutput(const OutputPlan& plan) : plan_(plan) {
     // Once per raster, not per tile: pieces of one raster share its georeferencing.
     for (const auto& raster : plan_.rasters) georefs_.push_back({raster_transform(raster), raster.crs_wkt});
+    if (plan_.options.polygons) polygons_.emplace(plan_);
   }
 
   void check_output(const torch::IValue& output, std::int64_t batch, int tile_size) const override {
@@ -78,6 +80,15 @@ class SegmentOutput final : public TaskOutput {
                       "most {} (value {} means no data)",
                       plan_.options.model, output.toTensor().size(1), int{kNoClass}, int{kNoClass}));
     }
+    // One channel is one logit: classes 0 and 1.
+    const auto classes = std::max<std::int64_t>(output.toTensor().size(1), 2);
+    if (plan_.options.polygons && plan_.options.background_class >= classes) {
+      throw UsageError(fmt::format(
+          "background_class={} is no class of model '{}', whose classes are 0 to {}: the polygons would leave "
+          "nothing out; give the class value of the background (0 for most models), or -1 to make polygons of "
+          "every class",
+          plan_.options.background_class, plan_.options.model, classes - 1));
+    }
   }
 
   // A score tensor crosses from a GPU at 4 bytes a class a pixel, against 1 for the
@@ -88,7 +99,7 @@ class SegmentOutput final : public TaskOutput {
   // always did. An output outside the contract stays whole too, for encode_batch's check
   // to name.
   [[nodiscard]] TileModel::OutputReduction device_reduction() const override {
-    return [with_probability = plan_.options.segment_probability](const torch::IValue& output) -> torch::IValue {
+    return [with_probability = with_probability()](const torch::IValue& output) -> torch::IValue {
       if (!output.isTensor()) return output;
       const auto& scores = output.toTensor();
       if (scores.is_cpu() || scores.dim() != 4 || scores.size(1) > kNoClass) return output;
@@ -109,9 +120,8 @@ class SegmentOutput final : public TaskOutput {
     const auto probabilities = pixels.probabilities.defined() ? pixels.probabilities.contiguous() : torch::Tensor();
     std::vector<std::string> encoded;
     for (std::int64_t i = 0; i < batch; ++i) {
-      write_pieces(tiles[static_cast<std::size_t>(i)], classes[i],
-                   probabilities.defined() ? probabilities[i] : torch::Tensor());
-      encoded.emplace_back("piece");
+      encoded.push_back(write_pieces(tiles[static_cast<std::size_t>(i)], classes[i],
+                                     probabilities.defined() ? probabilities[i] : torch::Tensor()));
     }
     return encoded;
   }
@@ -120,9 +130,11 @@ class SegmentOutput final : public TaskOutput {
 
   // The pieces are written by the ranks as tiles finish; with its last row the raster
   // gets its mosaic over them, and what is made of it (COG, quicklook) when asked.
-  std::int64_t write_row(const RasterRow& row, TileResults::const_iterator /*first*/,
-                         TileResults::const_iterator /*last*/, std::vector<std::filesystem::path>& written) override {
-    if (plan_.rasters.empty() || !row.last) return 0;  // fake data has no raster to lay pieces on
+  std::int64_t write_row(const RasterRow& row, TileResults::const_iterator first, TileResults::const_iterator last,
+                         std::vector<std::filesystem::path>& written) override {
+    if (plan_.rasters.empty()) return 0;  // fake data has no raster to lay pieces on
+    if (polygons_) polygons_->add_row(row, first, last, kPiece.size() + 1, written);
+    if (!row.last) return 0;
     const int image = row.image;
     const auto index = static_cast<std::size_t>(image);
     const auto& raster = plan_.rasters.at(index);
@@ -159,9 +171,18 @@ class SegmentOutput final : public TaskOutput {
     return static_cast<std::int64_t>(classes.size());
   }
 
+  void abandon_raster(int image) override {
+    if (polygons_) polygons_->abandon_raster(image);
+  }
+
   void finish_outputs(std::span<const RasterOutcome> outcomes, std::vector<std::filesystem::path>& written) override {
-    // The mosaics stay per raster (one CRS each); the run's vector files list the rasters.
-    if (plan_.layout == OutputLayout::kRun) ResultFiles(plan_, "segmentation", {}).finish(outcomes, written);
+    // The mosaics stay per raster (one CRS each); the run's vector files list the rasters
+    // (beside the polygons, when made).
+    if (polygons_) {
+      polygons_->finish(outcomes, written);
+    } else if (plan_.layout == OutputLayout::kRun) {
+      ResultFiles(plan_, "segmentation", {}).finish(outcomes, written);
+    }
   }
 
  private:
@@ -217,19 +238,26 @@ class SegmentOutput final : public TaskOutput {
       return part.isTensor() && part.toTensor().scalar_type() == dtype && part.toTensor().is_cpu() &&
              part.toTensor().sizes() == shape;
     };
-    const bool with_probability = plan_.options.segment_probability;
-    if (parts.size() != 2 || !fits(parts[0], torch::kUInt8) || (with_probability && !fits(parts[1], torch::kFloat))) {
+    const bool probable = with_probability();
+    if (parts.size() != 2 || !fits(parts[0], torch::kUInt8) || (probable && !fits(parts[1], torch::kFloat))) {
       // A model whose scores change shape after the one-tile check.
       throw UsageError(fmt::format(
           "model '{}' returned scores that reduce to {} for a batch of {} tiles of {}x{} px; task=segment needs a "
           "[B, C, H, W] tensor of class scores at the tile's own size; see docs/models.md",
           plan_.options.model, describe_output(output), batch, tile_size, tile_size));
     }
-    return {parts[0].toTensor(), with_probability ? parts[1].toTensor() : torch::Tensor()};
+    return {parts[0].toTensor(), probable ? parts[1].toTensor() : torch::Tensor()};
   }
 
-  // `probabilities` may be undefined without segment_probability.
-  void write_pieces(const TileData& tile, const torch::Tensor& classes, const torch::Tensor& probabilities) {
+  // Each tile's result: "piece", then with polygons=true a space and its regions.
+  static constexpr std::string_view kPiece = "piece";
+
+  // The probabilities are needed for their own raster and for the polygons' scores.
+  [[nodiscard]] bool with_probability() const { return plan_.options.segment_probability || plan_.options.polygons; }
+
+  // Writes the tile's pieces and returns its result. `probabilities` may be undefined
+  // without with_probability().
+  std::string write_pieces(const TileData& tile, const torch::Tensor& classes, const torch::Tensor& probabilities) {
     const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.tile.id.image));
     const auto core = tile_core(tile.tile, raster.width, raster.height, plan_.tile_size, plan_.options.overlap);
     const int dx = core.x - tile.tile.window.x;
@@ -237,7 +265,7 @@ class SegmentOutput final : public TaskOutput {
     const auto* class_data = classes.data_ptr<std::uint8_t>();
     const float* probability_data = probabilities.defined() ? probabilities.data_ptr<float>() : nullptr;
     std::vector<std::uint8_t> core_classes(static_cast<std::size_t>(core.width) * core.height);
-    std::vector<float> core_probabilities(plan_.options.segment_probability ? core_classes.size() : 0);
+    std::vector<float> core_probabilities(with_probability() ? core_classes.size() : 0);
     for (int y = 0; y < core.height; ++y) {
       for (int x = 0; x < core.width; ++x) {
         const auto from = static_cast<std::size_t>(y + dy) * tile.width + (x + dx);
@@ -251,15 +279,18 @@ class SegmentOutput final : public TaskOutput {
     const auto piece = class_piece(tile.tile.id);
     std::filesystem::create_directories(piece.parent_path());
     write_class_piece(piece, core, core_classes, georef);
-    if (!core_probabilities.empty()) {
+    if (plan_.options.segment_probability) {
       const auto probability = probability_piece(tile.tile.id);
       std::filesystem::create_directories(probability.parent_path());
       write_probability_piece(probability, core, core_probabilities, georef);
     }
+    if (!polygons_) return std::string(kPiece);
+    return fmt::format("{} {}", kPiece, polygons_->encode(tile.tile, core, core_classes, core_probabilities));
   }
 
   OutputPlan plan_;
   std::vector<RasterGeoreference> georefs_;  // index: TileId::image
+  std::optional<SegmentPolygons> polygons_;  // polygons=true; after plan_, which it reads
 };
 
 }  // namespace

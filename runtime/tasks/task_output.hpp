@@ -121,6 +121,10 @@ struct TaskOptions {
   OutputLayout layout = OutputLayout::kAuto;  // plan_outputs resolves kAuto by the raster count
   std::vector<std::string> class_names;       // the name of each label value (index = label); may be empty
   bool segment_at_raster_resolution = false;  // segment: a resampled raster's classes back on its own grid
+  bool polygons = false;                      // segment: also the classes as polygons (segment_polygons.hpp)
+  int background_class = 0;                   // segment: the class that makes no polygon (-1: none)
+  double min_area = 0;                        // segment: polygons smaller than this (map units²) are dropped
+  double simplify = 0;                        // segment: polygons simplified to this tolerance (map units)
 
   // The vector results' format (result_files.hpp).
   OutputFormat format = OutputFormat::kGeoPackage;

@@ -72,6 +72,10 @@ struct RunConfig {
   bool class_aware_nms = true;       // detect: only boxes of one label suppress each other
   bool segment_probability = false;  // segment: also write the winning class's probability
   bool cog = false;                  // segment: also write a Cloud-Optimized GeoTIFF
+  bool polygons = false;             // segment: also write the classes as polygons, dissolved across tiles
+  int background_class = 0;          // segment: the class left out of the polygons (-1: none)
+  double min_area = 0;               // segment: polygons below this area (map units²) are dropped
+  double simplify = 0;               // segment: polygons simplified to this tolerance (map units)
   bool quicklook = false;            // a downsampled PNG with the results drawn over the raster
   int quicklook_size = 1024;         // the quicklook's longest side in pixels
   // One result file per raster ("per_raster"), one for the whole run ("run"), or "auto":

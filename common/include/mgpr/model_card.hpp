@@ -8,7 +8,8 @@
 // The card is a JSON object. Its settings are mgpr's own configuration keys, with the
 // same meaning and checks (docs/models.md):
 //   task, class_names, bands, scale, mean, std, nodata, tile_size, overlap, gsd,
-//   gsd_tolerance, resampling, score_threshold, iou_threshold, class_aware_nms
+//   gsd_tolerance, resampling, score_threshold, iou_threshold, class_aware_nms,
+//   background_class
 // and its description is free-form text:
 //   name, version, licence (or license), source, description
 // plus "mgpr_card": 1, the format's version. Any other key is refused by name, so a

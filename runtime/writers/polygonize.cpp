@@ -1,0 +1,144 @@
+#include "writers/polygonize.hpp"
+
+#include <fmt/format.h>
+#include <gdal_alg.h>
+#include <gdal_priv.h>
+#include <ogrsf_frmts.h>
+
+#include <array>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "gdal/gdal_errors.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+[[noreturn]] void fail(std::string_view what) {
+  throw std::runtime_error(fmt::format("cannot make polygons: {}: {}", what, gdal_last_error("no message")));
+}
+
+GDALDriver& driver(const char* name) {
+  GDALAllRegister();  // registers once; cheap afterwards
+  auto* found = GetGDALDriverManager()->GetDriverByName(name);
+  if (found == nullptr) fail(fmt::format("GDAL has no {} driver", name));
+  return *found;
+}
+
+PixelRing ring_of(const OGRLinearRing& ring) {
+  PixelRing out;
+  out.reserve(static_cast<std::size_t>(ring.getNumPoints()));
+  for (int i = 0; i < ring.getNumPoints(); ++i) {
+    out.push_back({static_cast<int>(std::lround(ring.getX(i))), static_cast<int>(std::lround(ring.getY(i)))});
+  }
+  return without_collinear_points(out);
+}
+
+PixelPolygon polygon_of(const OGRPolygon& polygon) {
+  PixelPolygon out;
+  if (polygon.getExteriorRing() == nullptr) return out;
+  out.rings.push_back(ring_of(*polygon.getExteriorRing()));
+  for (int i = 0; i < polygon.getNumInteriorRings(); ++i) out.rings.push_back(ring_of(*polygon.getInteriorRing(i)));
+  return out;
+}
+
+std::unique_ptr<OGRPolygon> ogr_polygon(const PixelPolygon& polygon) {
+  auto out = std::make_unique<OGRPolygon>();
+  for (const auto& ring : polygon.rings) {
+    OGRLinearRing ogr_ring;
+    for (const auto& point : ring) ogr_ring.addPoint(point.x, point.y);
+    out->addRing(&ogr_ring);
+  }
+  return out;
+}
+
+void add_polygons(const OGRGeometry& geometry, std::vector<PixelPolygon>& out) {
+  switch (wkbFlatten(geometry.getGeometryType())) {
+    case wkbPolygon:
+      out.push_back(polygon_of(*geometry.toPolygon()));
+      break;
+    case wkbMultiPolygon:
+    case wkbGeometryCollection:
+      for (const auto* part : *geometry.toGeometryCollection()) add_polygons(*part, out);
+      break;
+    default:
+      break;  // lines or points: no area, nothing to keep
+  }
+}
+
+}  // namespace
+
+std::vector<PixelPolygon> polygonize_regions(std::span<const std::int32_t> labels, const PixelWindow& core,
+                                             std::size_t count) {
+  std::vector<PixelPolygon> polygons(count);
+  if (count == 0) return polygons;
+  const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
+  GDALDatasetUniquePtr raster(driver("MEM").Create("", core.width, core.height, 1, GDT_Int32, nullptr));
+  if (!raster) fail("no in-memory raster");
+  // Pixel coordinates of the raster, so that every tile's polygons share one grid.
+  std::array<double, 6> transform{static_cast<double>(core.x), 1, 0, static_cast<double>(core.y), 0, 1};
+  if (raster->SetGeoTransform(transform.data()) != CE_None) fail("the core's place");
+  auto* band = raster->GetRasterBand(1);
+  if (band->RasterIO(GF_Write, 0, 0, core.width, core.height, const_cast<std::int32_t*>(labels.data()), core.width,
+                     core.height, GDT_Int32, 0, 0, nullptr) != CE_None) {
+    fail("the core's labels");
+  }
+  GDALDatasetUniquePtr vectors(driver("Memory").Create("", 0, 0, 0, GDT_Unknown, nullptr));
+  if (!vectors) fail("no in-memory layer");
+  auto* layer = vectors->CreateLayer("regions", nullptr, wkbPolygon, nullptr);
+  OGRFieldDefn label_field("label", OFTInteger);
+  if (layer == nullptr || layer->CreateField(&label_field) != OGRERR_NONE) fail("no in-memory layer");
+  // The labels are their own mask: 0, no region, gives no polygon.
+  if (GDALPolygonize(band, band, layer, 0, nullptr, nullptr, nullptr) != CE_None) fail("GDALPolygonize");
+  for (const auto& feature : *layer) {
+    const auto label = feature->GetFieldAsInteger(0);
+    const auto* geometry = feature->GetGeometryRef();
+    if (label < 1 || static_cast<std::size_t>(label) > count || geometry == nullptr ||
+        wkbFlatten(geometry->getGeometryType()) != wkbPolygon) {
+      fail(fmt::format("GDALPolygonize gave an unexpected feature (label {})", label));
+    }
+    auto& polygon = polygons[static_cast<std::size_t>(label - 1)];
+    if (!polygon.rings.empty()) fail(fmt::format("GDALPolygonize gave region {} twice", label));
+    polygon = polygon_of(*geometry->toPolygon());
+  }
+  return polygons;
+}
+
+std::vector<PixelPolygon> unite_polygons(std::span<const PixelPolygon> pieces) {
+  if (pieces.size() == 1) return {pieces.front()};
+  const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
+  OGRMultiPolygon all;
+  for (const auto& piece : pieces) all.addGeometryDirectly(ogr_polygon(piece).release());
+  const std::unique_ptr<OGRGeometry> united(all.UnionCascaded());
+  if (!united) fail("the union of a shape's pieces (GDAL needs GEOS for it)");
+  std::vector<PixelPolygon> out;
+  add_polygons(*united, out);
+  return out;
+}
+
+Geometry simplify_polygon(const Geometry& polygon, double tolerance) {
+  if (tolerance <= 0 || polygon.rings.empty()) return polygon;
+  const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
+  OGRPolygon ogr;
+  for (const auto& ring : polygon.rings) {
+    OGRLinearRing ogr_ring;
+    for (const auto& point : ring) ogr_ring.addPoint(point.x, point.y);
+    ogr_ring.closeRings();
+    ogr.addRing(&ogr_ring);
+  }
+  const std::unique_ptr<OGRGeometry> simple(ogr.SimplifyPreserveTopology(tolerance));
+  if (!simple || simple->IsEmpty() || wkbFlatten(simple->getGeometryType()) != wkbPolygon) return polygon;
+  Geometry out;
+  const auto& result = *simple->toPolygon();
+  const auto add = [&](const OGRLinearRing& ring) {
+    std::vector<MapPoint> points;
+    for (int i = 0; i < ring.getNumPoints(); ++i) points.push_back({ring.getX(i), ring.getY(i)});
+    out.rings.push_back(std::move(points));
+  };
+  add(*result.getExteriorRing());
+  for (int i = 0; i < result.getNumInteriorRings(); ++i) add(*result.getInteriorRing(i));
+  return out;
+}
+
+}  // namespace mgpr::runtime
