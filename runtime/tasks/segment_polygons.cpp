@@ -2,100 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
+#include "geometry/region_text.hpp"
 #include "mgpr/error.hpp"
 #include "tasks/task_factories.hpp"
 #include "writers/polygonize.hpp"
 #include "writers/segment_mosaic.hpp"
 
 namespace mgpr::runtime {
-namespace {
-
-// A tile's regions as text: "class pixels score_sum|runs|rings" per region, regions
-// separated by ';'; runs "side,line,begin,end" separated by spaces (side t, b, l or r);
-// rings separated by ':', each "x,y x,y ..." (closed). Score sums with 17 digits, so a
-// region read back from a journal sums as the one sent.
-constexpr std::string_view kSides = "tblr";
-
-void append_region(std::string& text, const ClassRegion& region, const PixelPolygon& polygon) {
-  if (!text.empty()) text += ';';
-  text += fmt::format("{} {} {:.17g}|", region.class_value, region.pixels, region.score_sum);
-  for (std::size_t i = 0; i < region.seams.size(); ++i) {
-    const auto& run = region.seams[i];
-    text += fmt::format("{}{},{},{},{}", i == 0 ? "" : " ", kSides[static_cast<std::size_t>(run.side)], run.line,
-                        run.begin, run.end);
-  }
-  text += '|';
-  for (std::size_t r = 0; r < polygon.rings.size(); ++r) {
-    if (r != 0) text += ':';
-    for (std::size_t p = 0; p < polygon.rings[r].size(); ++p) {
-      text += fmt::format("{}{},{}", p == 0 ? "" : " ", polygon.rings[r][p].x, polygon.rings[r][p].y);
-    }
-  }
-}
-
-// Reads what append_region wrote; false for anything else.
-class RegionReader {
- public:
-  explicit RegionReader(std::string_view text) : at_(text.data()), end_(text.data() + text.size()) {}
-
-  bool read(ClassRegion& region, PixelPolygon& polygon) {
-    if (!number(region.class_value) || !skip(' ') || !number(region.pixels) || !skip(' ') ||
-        !number(region.score_sum) || !skip('|')) {
-      return false;
-    }
-    while (at_ < end_ && *at_ != '|') {
-      SeamRun run;
-      const auto side = kSides.find(*at_);
-      if (side == std::string_view::npos) return false;
-      ++at_;
-      run.side = static_cast<SeamRun::Side>(side);
-      if (!skip(',') || !number(run.line) || !skip(',') || !number(run.begin) || !skip(',') || !number(run.end))
-        return false;
-      region.seams.push_back(run);
-      if (at_ < end_ && *at_ == ' ') ++at_;
-    }
-    if (!skip('|')) return false;
-    polygon.rings.emplace_back();
-    while (at_ < end_ && *at_ != ';') {
-      PixelPoint point;
-      if (!number(point.x) || !skip(',') || !number(point.y)) return false;
-      polygon.rings.back().push_back(point);
-      if (at_ < end_ && *at_ == ' ') ++at_;
-      if (at_ < end_ && *at_ == ':') {
-        ++at_;
-        polygon.rings.emplace_back();
-      }
-    }
-    for (const auto& ring : polygon.rings) {
-      if (ring.size() < 4 || ring.front() != ring.back()) return false;
-    }
-    return region.pixels > 0 && region.class_value >= 0 && region.class_value < 256 && std::isfinite(region.score_sum);
-  }
-  // Past the ';' between regions; false at the end.
-  bool next() { return at_ < end_ && skip(';'); }
-  [[nodiscard]] bool done() const { return at_ == end_; }
-
- private:
-  template <typename Number>
-  bool number(Number& value) {
-    const auto [stop, error] = std::from_chars(at_, end_, value);
-    at_ = stop;
-    return error == std::errc();
-  }
-  bool skip(char wanted) {
-    if (at_ == end_ || *at_ != wanted) return false;
-    ++at_;
-    return true;
-  }
-  const char* at_;
-  const char* end_;
-};
-
-}  // namespace
 
 SegmentPolygons::SegmentPolygons(const OutputPlan& plan) : plan_(plan), files_(plan_, "polygons", fields()) {
   left_out_[kNoClass] = true;
@@ -134,7 +50,7 @@ std::string SegmentPolygons::encode(const Tile& tile, const PixelWindow& core, s
   const auto regions = class_regions(classes, scores, core, seams, left_out_);
   const auto polygons = polygonize_regions(regions.labels, core, regions.regions.size());
   std::string text;
-  for (std::size_t i = 0; i < regions.regions.size(); ++i) append_region(text, regions.regions[i], polygons[i]);
+  for (std::size_t i = 0; i < regions.regions.size(); ++i) append_region_text(text, regions.regions[i], polygons[i]);
   return text;
 }
 
@@ -147,30 +63,23 @@ std::int64_t SegmentPolygons::add_row(const RasterRow& row, TileResults::const_i
     held_.clear();
   }
   const auto first_handle = next_handle_;
-  std::vector<ClassRegion> regions;
+  std::vector<RegionPiece> pieces;
   for (auto at = first; at != last; ++at) {
     const auto text = std::string_view(at->second).substr(std::min(prefix_length, at->second.size()));
-    RegionReader reader(text);
-    while (!reader.done()) {
-      ClassRegion region;
-      Piece piece;
-      if (!reader.read(region, piece.polygon)) {
-        throw std::runtime_error(fmt::format(
-            "the polygons of tile row {} column {} of raster '{}' do not read back (a damaged result file in "
-            "output_dir?); run again with resume=false to compute every tile again",
-            at->first.row, at->first.column, plan_.rasters.at(static_cast<std::size_t>(row.image)).path));
-      }
-      piece.class_value = region.class_value;
-      piece.pixels = region.pixels;
-      piece.score_sum = region.score_sum;
-      held_.emplace(next_handle_++, std::move(piece));
-      regions.push_back(std::move(region));
-      if (!reader.next()) break;
+    if (!read_region_text(text, pieces)) {
+      throw std::runtime_error(
+          fmt::format("the polygons of tile row {} column {} of raster '{}' do not read back (a damaged result file in "
+                      "output_dir?); run again with resume=false to compute every tile again",
+                      at->first.row, at->first.column, plan_.rasters.at(static_cast<std::size_t>(row.image)).path));
     }
   }
   std::vector<RegionDissolve::Region> views;
-  views.reserve(regions.size());
-  for (const auto& region : regions) views.push_back({region.class_value, region.seams});
+  views.reserve(pieces.size());
+  for (auto& piece : pieces) {
+    views.push_back({piece.region.class_value, piece.region.seams});
+    held_.emplace(next_handle_++, Piece{piece.region.class_value, piece.region.pixels, piece.region.score_sum,
+                                        std::move(piece.polygon)});
+  }
   const auto groups = dissolve_->add_row(views, first_handle, row.last);
   const auto& raster = plan_.rasters.at(static_cast<std::size_t>(row.image));
   std::vector<Record> records;

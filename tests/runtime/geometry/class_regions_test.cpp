@@ -1,9 +1,11 @@
 // A core's class regions: 4-connected, the left-out classes making none, pixel counts
-// and score sums, the runs along the sides that are seams; and the ring arithmetic the
-// polygons use.
+// and score sums, the runs along the sides that are seams; the ring arithmetic the
+// polygons use; and the text the regions travel and are journaled as.
 #include "geometry/class_regions.hpp"
 
 #include <gtest/gtest.h>
+
+#include "geometry/region_text.hpp"
 
 namespace {
 
@@ -86,6 +88,38 @@ TEST(PixelRings, AreaAndCollinearPoints) {
   const mgpr::runtime::PixelPolygon holed{
       {{{0, 0}, {4, 0}, {4, 4}, {0, 4}, {0, 0}}, {{1, 1}, {1, 2}, {2, 2}, {2, 1}, {1, 1}}}};
   EXPECT_DOUBLE_EQ(mgpr::runtime::pixel_area(holed), 15);
+}
+
+}  // namespace
+
+namespace {
+
+using mgpr::runtime::append_region_text;
+using mgpr::runtime::read_region_text;
+using mgpr::runtime::RegionPiece;
+
+TEST(RegionText, RegionsReadBackAsWrittenAndDamageIsRefusedWhole) {
+  const mgpr::runtime::ClassRegion first{
+      1, 1428, 817.8982840776443, {{Side::kBottom, 56, 56, 75}, {Side::kRight, 104, 2, 3}}};
+  const mgpr::runtime::PixelPolygon square{
+      {{{0, 0}, {2, 0}, {2, 2}, {0, 2}, {0, 0}}, {{1, 1}, {1, 2}, {2, 2}, {2, 1}, {1, 1}}}};
+  const mgpr::runtime::ClassRegion second{2, 4, 0.1 + 0.2, {}};
+  std::string text;
+  append_region_text(text, first, square);
+  append_region_text(text, second, square);
+  std::vector<RegionPiece> pieces;
+  ASSERT_TRUE(read_region_text(text, pieces)) << text;
+  const std::vector<RegionPiece> expected{{first, square}, {second, square}};
+  EXPECT_EQ(pieces, expected);  // the score sums to the last bit
+  EXPECT_TRUE(read_region_text("", pieces));
+  EXPECT_EQ(pieces.size(), 2U);
+  for (const auto* damaged :
+       {"1 4 2|", "1 4 2||0,0 2,0 0,0", "1 4 2||0,0 2,0 2,2 0,2", "1 0 2||0,0 2,0 2,2 0,0",
+        "300 4 2||0,0 2,0 2,2 0,2 0,0", "1 4 nan||0,0 2,0 2,2 0,2 0,0", "1 4 2|x,1,2,3|0,0 2,0 2,2 0,2 0,0"}) {
+    std::vector<RegionPiece> none{{first, square}};
+    EXPECT_FALSE(read_region_text(std::string(text) + ";" + damaged, none)) << damaged;
+    EXPECT_EQ(none.size(), 1U) << damaged << ": nothing of a refused text is kept";
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Interrupted runs resume: a detect run over 2 local ranks is stopped midway (SIGTERM
 // to every rank, then SIGKILL to one), run again on the same output, and must end with
 // the same files as a run that was never interrupted, having skipped the tiles already
-// done. Final files must never appear while the run is incomplete.
+// done. Final files must never appear while the run is incomplete. The same for the
+// polygons of task=segment, joined from the pieces of both runs.
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
 #include <ogrsf_frmts.h>
@@ -179,6 +180,56 @@ TEST(Resume, AJournalLineForATileTheInputsDoNotHaveIsIgnored) {
   EXPECT_EQ(last.code, 0) << last.out << last.err;
   EXPECT_NE(last.err.find("1 result(s) in the journal"), std::string::npos) << last.err;
   EXPECT_TRUE(fs::exists(output / "field_detections.csv")) << last.out << last.err;
+}
+
+}  // namespace
+
+namespace {
+
+// task=segment with polygons=true: a resumed run's polygons are those of an uninterrupted
+// run, shapes whose pieces came from the stopped run's journal and from the new one
+// joined as one.
+TEST(Resume, PolygonsOfAResumedSegmentRunAreThoseOfAnUninterruptedOne) {
+  TempDir dir;
+  const auto image = dir.path() / "fields.tif";
+  std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width", "400", "--height", "272"};
+  for (const auto* square : {"30,30,50", "130,90,60", "300,150,70", "200,200,40", "20,220,30"}) {
+    make_image.insert(make_image.end(), {"--square", square});
+  }
+  ASSERT_EQ(mgpr::run_command(make_image).exit_code, 0);
+  const auto model = dir.path() / "slow-segmenter.pt";
+  ASSERT_EQ(mgpr::run_command({MGPR_TEST_MODEL, "segmenter", model.string(), "--slow", "600"}).exit_code, 0);
+  const auto run = [&](const fs::path& output, const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{MGPR_BINARY, image.string(), "task=segment", "model=" + model.string(),
+                                 "polygons=true", "tile_size=64", "overlap=16", "batch_size=2", "gpus=2",
+                                 "accelerator=cpu", "threads=1", "workers=1", "output_dir=" + output.string()},
+        std::map<std::string, std::string>{}, dir.path(), name);
+  };
+  constexpr int kTiles = 8 * 6;
+  const auto reference = dir.path() / "uninterrupted";
+  const auto complete = run(reference, "reference")->wait(std::chrono::seconds(300));
+  ASSERT_EQ(complete.code, 0) << complete.out << complete.err;
+
+  const auto output = dir.path() / "interrupted";
+  {
+    auto first = run(output, "first");
+    ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 10; }, std::chrono::seconds(120)));
+    for (const pid_t rank : ranks_of(first->pid())) ::kill(rank, SIGTERM);
+    const auto stopped = first->wait(std::chrono::seconds(60));
+    EXPECT_EQ(stopped.code, 3) << stopped.out << stopped.err;
+  }
+  EXPECT_FALSE(fs::exists(output / "fields_polygons.gpkg")) << "an interrupted run left a final file";
+  const int after_first = journaled_tiles(output);
+  ASSERT_LT(after_first, kTiles) << "the run was not interrupted early enough to test resuming";
+  const auto last = run(output, "last")->wait(std::chrono::seconds(300));
+  ASSERT_EQ(last.code, 0) << last.out << last.err;
+  EXPECT_EQ(tiles_processed(last.out), kTiles - after_first) << last.out;
+  const auto polygons = layer_content(output / "fields_polygons.gpkg");
+  EXPECT_EQ(polygons, layer_content(reference / "fields_polygons.gpkg"));
+  EXPECT_EQ(std::count(polygons.begin(), polygons.end(), '\n'), 5) << polygons;
+  EXPECT_EQ(mgpr::test::read_text(output / "fields_polygons.csv"),
+            mgpr::test::read_text(reference / "fields_polygons.csv"));
 }
 
 }  // namespace
