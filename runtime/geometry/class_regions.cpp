@@ -1,48 +1,84 @@
 #include "geometry/class_regions.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace mgpr::runtime {
 namespace {
 
-// Labels the 4-connected regions with an explicit stack: a region as large as the core
-// would overflow a recursive fill's call stack.
+// A run of one class along a row, left out classes excepted.
+struct ClassRun {
+  int y = 0;
+  int begin = 0;
+  int end = 0;
+  std::uint8_t class_value = 0;
+};
+
+std::size_t root_of(std::vector<std::size_t>& parent, std::size_t at) {
+  while (parent[at] != at) {
+    parent[at] = parent[parent[at]];
+    at = parent[at];
+  }
+  return at;
+}
+
+// Labels the 4-connected regions run by run (a union-find over the runs of each row and
+// those of the row above that they touch), far fewer steps than pixel by pixel; regions
+// are numbered in scan order of their first pixel, and their scores summed in scan order.
 void label_regions(std::span<const std::uint8_t> classes, std::span<const float> scores, int width, int height,
                    const std::array<bool, 256>& left_out, CoreRegions& out) {
-  out.labels.assign(classes.size(), 0);
-  std::vector<std::int32_t> stack;
-  for (std::size_t start = 0; start < classes.size(); ++start) {
-    if (out.labels[start] != 0 || left_out[classes[start]]) continue;
-    const auto label = static_cast<std::int32_t>(out.regions.size() + 1);
-    ClassRegion region;
-    region.class_value = classes[start];
-    out.labels[start] = label;
-    stack.assign(1, static_cast<std::int32_t>(start));
-    while (!stack.empty()) {
-      const auto at = static_cast<std::size_t>(stack.back());
-      stack.pop_back();
-      ++region.pixels;
-      const int x = static_cast<int>(at % static_cast<std::size_t>(width));
-      const int y = static_cast<int>(at / static_cast<std::size_t>(width));
-      const auto visit = [&](int nx, int ny) {
-        if (nx < 0 || ny < 0 || nx >= width || ny >= height) return;
-        const auto next = static_cast<std::size_t>(ny) * static_cast<std::size_t>(width) + static_cast<std::size_t>(nx);
-        if (out.labels[next] != 0 || classes[next] != region.class_value) return;
-        out.labels[next] = label;
-        stack.push_back(static_cast<std::int32_t>(next));
-      };
-      visit(x - 1, y);
-      visit(x + 1, y);
-      visit(x, y - 1);
-      visit(x, y + 1);
+  std::vector<ClassRun> runs;
+  std::vector<std::size_t> row_start(static_cast<std::size_t>(height) + 1, 0);
+  for (int y = 0; y < height; ++y) {
+    row_start[static_cast<std::size_t>(y)] = runs.size();
+    const auto* row = classes.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width);
+    int x = 0;
+    while (x < width) {
+      const auto value = row[x];
+      int end = x + 1;
+      while (end < width && row[end] == value) ++end;
+      if (!left_out[value]) runs.push_back({y, x, end, value});
+      x = end;
     }
-    out.regions.push_back(std::move(region));
   }
-  // Sums in scan order, not fill order: the order a region's scores are added in is then
-  // the pixels', whatever shape the fill took.
-  if (!scores.empty()) {
-    for (std::size_t at = 0; at < classes.size(); ++at) {
-      if (out.labels[at] != 0) out.regions[static_cast<std::size_t>(out.labels[at] - 1)].score_sum += scores[at];
+  row_start[static_cast<std::size_t>(height)] = runs.size();
+  std::vector<std::size_t> parent(runs.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  for (int y = 1; y < height; ++y) {
+    // Runs of one row are in x order and apart: a sweep finds every pair that shares a
+    // pixel edge with the row above.
+    auto above = row_start[static_cast<std::size_t>(y - 1)];
+    const auto above_end = row_start[static_cast<std::size_t>(y)];
+    auto here = above_end;
+    const auto here_end = row_start[static_cast<std::size_t>(y) + 1];
+    while (above < above_end && here < here_end) {
+      const auto& a = runs[above];
+      const auto& b = runs[here];
+      if (a.begin < b.end && b.begin < a.end && a.class_value == b.class_value) {
+        const auto ra = root_of(parent, above);
+        const auto rb = root_of(parent, here);
+        if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+      }
+      (a.end < b.end ? above : here) += 1;
+    }
+  }
+  out.labels.assign(classes.size(), 0);
+  std::vector<std::int32_t> label_of_root(runs.size(), 0);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto root = root_of(parent, i);
+    auto& label = label_of_root[root];
+    if (label == 0) {
+      out.regions.push_back({runs[i].class_value, 0, 0, {}});
+      label = static_cast<std::int32_t>(out.regions.size());
+    }
+    const auto& run = runs[i];
+    auto& region = out.regions[static_cast<std::size_t>(label - 1)];
+    region.pixels += run.end - run.begin;
+    const auto first = static_cast<std::size_t>(run.y) * static_cast<std::size_t>(width);
+    std::fill(out.labels.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(run.begin)),
+              out.labels.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(run.end)), label);
+    if (!scores.empty()) {
+      for (int x = run.begin; x < run.end; ++x) region.score_sum += scores[first + static_cast<std::size_t>(x)];
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "geometry/pixel_polygons.hpp"
 #include "geometry/region_text.hpp"
 #include "mgpr/error.hpp"
 #include "tasks/task_factories.hpp"
@@ -48,7 +49,7 @@ std::string SegmentPolygons::encode(const Tile& tile, const PixelWindow& core, s
   const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.id.image));
   const CoreSeams seams{core.y > 0, core.y + core.height<raster.height, core.x> 0, core.x + core.width < raster.width};
   const auto regions = class_regions(classes, scores, core, seams, left_out_);
-  const auto polygons = polygonize_regions(regions.labels, core, regions.regions.size());
+  const auto polygons = region_polygons(regions.labels, core, regions.regions.size());
   std::string text;
   for (std::size_t i = 0; i < regions.regions.size(); ++i) append_region_text(text, regions.regions[i], polygons[i]);
   return text;

@@ -1,7 +1,6 @@
 #include "writers/polygonize.hpp"
 
 #include <fmt/format.h>
-#include <gdal_alg.h>
 #include <gdal_priv.h>
 #include <ogrsf_frmts.h>
 
@@ -11,19 +10,13 @@
 #include <stdexcept>
 
 #include "gdal/gdal_errors.hpp"
+#include "geometry/pixel_polygons.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
 [[noreturn]] void fail(std::string_view what) {
   throw std::runtime_error(fmt::format("cannot make polygons: {}: {}", what, gdal_last_error("no message")));
-}
-
-GDALDriver& driver(const char* name) {
-  GDALAllRegister();  // registers once; cheap afterwards
-  auto* found = GetGDALDriverManager()->GetDriverByName(name);
-  if (found == nullptr) fail(fmt::format("GDAL has no {} driver", name));
-  return *found;
 }
 
 PixelRing ring_of(const OGRLinearRing& ring) {
@@ -69,44 +62,11 @@ void add_polygons(const OGRGeometry& geometry, std::vector<PixelPolygon>& out) {
 
 }  // namespace
 
-std::vector<PixelPolygon> polygonize_regions(std::span<const std::int32_t> labels, const PixelWindow& core,
-                                             std::size_t count) {
-  std::vector<PixelPolygon> polygons(count);
-  if (count == 0) return polygons;
-  const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
-  GDALDatasetUniquePtr raster(driver("MEM").Create("", core.width, core.height, 1, GDT_Int32, nullptr));
-  if (!raster) fail("no in-memory raster");
-  // Pixel coordinates of the raster, so that every tile's polygons share one grid.
-  std::array<double, 6> transform{static_cast<double>(core.x), 1, 0, static_cast<double>(core.y), 0, 1};
-  if (raster->SetGeoTransform(transform.data()) != CE_None) fail("the core's place");
-  auto* band = raster->GetRasterBand(1);
-  if (band->RasterIO(GF_Write, 0, 0, core.width, core.height, const_cast<std::int32_t*>(labels.data()), core.width,
-                     core.height, GDT_Int32, 0, 0, nullptr) != CE_None) {
-    fail("the core's labels");
-  }
-  GDALDatasetUniquePtr vectors(driver("Memory").Create("", 0, 0, 0, GDT_Unknown, nullptr));
-  if (!vectors) fail("no in-memory layer");
-  auto* layer = vectors->CreateLayer("regions", nullptr, wkbPolygon, nullptr);
-  OGRFieldDefn label_field("label", OFTInteger);
-  if (layer == nullptr || layer->CreateField(&label_field) != OGRERR_NONE) fail("no in-memory layer");
-  // The labels are their own mask: 0, no region, gives no polygon.
-  if (GDALPolygonize(band, band, layer, 0, nullptr, nullptr, nullptr) != CE_None) fail("GDALPolygonize");
-  for (const auto& feature : *layer) {
-    const auto label = feature->GetFieldAsInteger(0);
-    const auto* geometry = feature->GetGeometryRef();
-    if (label < 1 || static_cast<std::size_t>(label) > count || geometry == nullptr ||
-        wkbFlatten(geometry->getGeometryType()) != wkbPolygon) {
-      fail(fmt::format("GDALPolygonize gave an unexpected feature (label {})", label));
-    }
-    auto& polygon = polygons[static_cast<std::size_t>(label - 1)];
-    if (!polygon.rings.empty()) fail(fmt::format("GDALPolygonize gave region {} twice", label));
-    polygon = polygon_of(*geometry->toPolygon());
-  }
-  return polygons;
-}
-
 std::vector<PixelPolygon> unite_polygons(std::span<const PixelPolygon> pieces) {
   if (pieces.size() == 1) return {pieces.front()};
+  // Pieces of pixels: their own union, linear in the perimeter. GEOS only for what that
+  // refuses (pieces that do not make one polygon).
+  if (auto united = unite_pixel_polygons(pieces)) return {std::move(*united)};
   const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
   OGRMultiPolygon all;
   for (const auto& piece : pieces) all.addGeometryDirectly(ogr_polygon(piece).release());
