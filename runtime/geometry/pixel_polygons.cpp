@@ -30,6 +30,20 @@ EdgeKey reverse_of(EdgeKey key) {
                 (d + 2) % 4);
 }
 
+// Unit edges, in the order they were added (so rings start where the scan met them, the
+// same on every rank, without sorting) and as a set.
+struct EdgeSet {
+  std::vector<EdgeKey> order;  // may list an edge removed since, or twice
+  std::unordered_set<EdgeKey> present;
+  void add(EdgeKey key) {
+    if (present.insert(key).second) order.push_back(key);
+  }
+  // Adds `key`, or removes its reverse when present: an edge between two pieces.
+  void add_or_cancel(EdgeKey key) {
+    if (present.erase(reverse_of(key)) == 0) add(key);
+  }
+};
+
 int direction_between(const PixelPoint& from, const PixelPoint& to) {
   if (to.y == from.y) return to.x > from.x ? 0 : 2;
   return to.y > from.y ? 1 : 3;
@@ -37,7 +51,7 @@ int direction_between(const PixelPoint& from, const PixelPoint& to) {
 
 // Adds the ring's unit edges, each cancelling its reverse. `clockwise`: the orientation
 // the ring must have (the shape's inside on the right of every edge).
-bool add_ring(const PixelRing& ring, bool clockwise, std::unordered_set<EdgeKey>& edges) {
+bool add_ring(const PixelRing& ring, bool clockwise, EdgeSet& edges) {
   const bool reverse = (twice_area(ring) > 0) != clockwise;
   const auto n = ring.size();
   for (std::size_t i = 0; i + 1 < n; ++i) {
@@ -47,8 +61,7 @@ bool add_ring(const PixelRing& ring, bool clockwise, std::unordered_set<EdgeKey>
     if (from == to) continue;
     const int d = direction_between(from, to);
     while (from != to) {
-      const auto key = key_of(from.x, from.y, d);
-      if (!edges.erase(reverse_of(key))) edges.insert(key);
+      edges.add_or_cancel(key_of(from.x, from.y, d));
       from.x += kDx[static_cast<std::size_t>(d)];
       from.y += kDy[static_cast<std::size_t>(d)];
     }
@@ -57,12 +70,9 @@ bool add_ring(const PixelRing& ring, bool clockwise, std::unordered_set<EdgeKey>
 }
 
 // The rings `edges` make, as one polygon; nullopt when they make several outer rings or
-// an open chain. Empties `edges`.
-std::optional<PixelPolygon> link_rings(std::unordered_set<EdgeKey>& edges) {
-  // Rings traced from the smallest edge left, so the result does not depend on the
-  // hash set's order.
-  std::vector<EdgeKey> starts(edges.begin(), edges.end());
-  std::sort(starts.begin(), starts.end());
+// an open chain. Empties the set.
+std::optional<PixelPolygon> link_rings(EdgeSet& edge_set) {
+  auto& edges = edge_set.present;
   std::optional<PixelRing> shell;
   std::vector<PixelRing> holes;
   bool apart = false;
@@ -76,7 +86,7 @@ std::optional<PixelPolygon> link_rings(std::unordered_set<EdgeKey>& edges) {
     }
   };
   const auto corner_key = [](const PixelPoint& p) { return key_of(p.x, p.y, 0); };
-  for (const auto start : starts) {
+  for (const auto start : edge_set.order) {
     if (!edges.contains(start)) continue;
     // The path walked; a corner met again closes the loop since, a ring of its own.
     PixelRing path{{x_of(start), y_of(start)}};
@@ -131,7 +141,7 @@ std::optional<PixelPolygon> link_rings(std::unordered_set<EdgeKey>& edges) {
 }  // namespace
 
 std::optional<PixelPolygon> unite_pixel_polygons(std::span<const PixelPolygon> pieces) {
-  std::unordered_set<EdgeKey> edges;
+  EdgeSet edges;
   for (const auto& piece : pieces) {
     for (std::size_t r = 0; r < piece.rings.size(); ++r) {
       const auto& ring = piece.rings[r];
@@ -145,7 +155,7 @@ std::optional<PixelPolygon> unite_pixel_polygons(std::span<const PixelPolygon> p
 
 std::vector<PixelPolygon> region_polygons(std::span<const std::int32_t> labels, const PixelWindow& core,
                                           std::size_t count) {
-  std::vector<std::unordered_set<EdgeKey>> edges(count);
+  std::vector<EdgeSet> edges(count);
   const int width = core.width;
   const auto at = [&](int x, int y) {
     return labels[static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)];
@@ -163,12 +173,12 @@ std::vector<PixelPolygon> region_polygons(std::span<const std::int32_t> labels, 
         auto& own = edges[static_cast<std::size_t>(label - 1)];
         // The inside on the right: along the top eastwards, down the right side, along
         // the bottom westwards, up the left side.
-        own.insert(key_of(core.x + x, py + 1, 3));
-        own.insert(key_of(core.x + end, py, 1));
+        own.add(key_of(core.x + x, py + 1, 3));
+        own.add(key_of(core.x + end, py, 1));
         for (int column = x; column < end; ++column) {
           const int px = core.x + column;
-          if (y == 0 || at(column, y - 1) != label) own.insert(key_of(px, py, 0));
-          if (y + 1 == core.height || at(column, y + 1) != label) own.insert(key_of(px + 1, py + 1, 2));
+          if (y == 0 || at(column, y - 1) != label) own.add(key_of(px, py, 0));
+          if (y + 1 == core.height || at(column, y + 1) != label) own.add(key_of(px + 1, py + 1, 2));
         }
       }
       x = end;

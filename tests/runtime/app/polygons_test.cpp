@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "mgpr/process.hpp"
@@ -227,6 +228,26 @@ TEST_F(Polygons, MinAreaDropsSmallShapesAndSimplifyKeepsEveryShape) {
   const auto found = read_polygons(path("filtered") / "shapes_polygons.gpkg");
   EXPECT_EQ(found.size(), known_shapes().size() - 3);  // the 48 px rectangle and the two 100 px squares
   for (const auto& polygon : found) EXPECT_GE(polygon.area, 30);
+}
+
+TEST_F(Polygons, TheRunsFilesHoldEveryRastersPolygonsBesideTheirFootprints) {
+  fs::copy_file(path("shapes.tif"), path("shapes_copy.tif"), fs::copy_options::overwrite_existing);
+  const auto run = mgpr("run-files", {path("shapes_copy.tif").string(), "outputs=run"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto file = path("run-files") / "run_polygons.gpkg";
+  EXPECT_EQ(read_polygons(file).size(), 2 * known_shapes().size());
+  GDALDatasetUniquePtr dataset(GDALDataset::Open(file.c_str(), GDAL_OF_VECTOR));
+  ASSERT_TRUE(dataset);
+  auto* rasters = dataset->GetLayerByName("rasters");
+  ASSERT_NE(rasters, nullptr);
+  EXPECT_EQ(rasters->GetFeatureCount(), 2);
+  const auto rows = mgpr::test::read_csv_rows(path("run-files") / "run_polygons.csv");
+  ASSERT_EQ(rows.size(), 2 * known_shapes().size());
+  std::multiset<std::string> named;
+  for (const auto& row : rows) named.insert(fs::path(row.at("raster")).filename().string());
+  EXPECT_EQ(named.count("shapes.tif"), known_shapes().size());
+  EXPECT_EQ(named.count("shapes_copy.tif"), known_shapes().size());
+  EXPECT_FALSE(fs::exists(path("run-files") / "shapes_polygons.gpkg")) << "no file per raster with outputs=run";
 }
 
 TEST_F(Polygons, BadSettingsAreRefusedBeforeAnyTileNamingTheFix) {
