@@ -32,6 +32,11 @@ SegmentPolygons::SegmentPolygons(const OutputPlan& plan) : plan_(plan), files_(p
   }
 }
 
+double SegmentPolygons::pixel_area_of(const RasterDescription& raster) {
+  const auto t = raster_transform(raster).terms();  // a copy: the transform is a temporary
+  return std::abs(t[1] * t[5] - t[2] * t[4]);
+}
+
 std::vector<VectorField> SegmentPolygons::fields() const {
   using Type = VectorField::Type;
   using Shown = VectorField::Shown;
@@ -47,11 +52,22 @@ std::vector<VectorField> SegmentPolygons::fields() const {
 std::string SegmentPolygons::encode(const Tile& tile, const PixelWindow& core, std::span<const std::uint8_t> classes,
                                     std::span<const float> scores) const {
   const auto& raster = plan_.rasters.at(static_cast<std::size_t>(tile.id.image));
-  const CoreSeams seams{core.y > 0, core.y + core.height<raster.height, core.x> 0, core.x + core.width < raster.width};
-  const auto regions = class_regions(classes, scores, core, seams, left_out_);
+  const bool below_top = core.y > 0;
+  const bool above_bottom = core.y + core.height < raster.height;
+  const bool right_of_left = core.x > 0;
+  const bool left_of_right = core.x + core.width < raster.width;
+  const auto regions =
+      class_regions(classes, scores, core, CoreSeams{below_top, above_bottom, right_of_left, left_of_right}, left_out_);
   const auto polygons = region_polygons(regions.labels, core, regions.regions.size());
+  const double area_of_pixel = pixel_area_of(raster);
   std::string text;
-  for (std::size_t i = 0; i < regions.regions.size(); ++i) append_region_text(text, regions.regions[i], polygons[i]);
+  for (std::size_t i = 0; i < regions.regions.size(); ++i) {
+    const auto& region = regions.regions[i];
+    // A region on no seam is a whole shape: below min_area it is dropped here, as rank 0
+    // would drop it, rather than sent (a speckled class raster has millions of them).
+    if (region.seams.empty() && static_cast<double>(region.pixels) * area_of_pixel < plan_.options.min_area) continue;
+    append_region_text(text, region, polygons[i]);
+  }
   return text;
 }
 
@@ -108,8 +124,7 @@ void SegmentPolygons::write_group(const RasterDescription& raster, std::span<con
     pieces.push_back(std::move(held.mapped().polygon));
   }
   const auto transform = raster_transform(raster);
-  const auto& t = transform.terms();
-  const double pixel_size = std::abs(t[1] * t[5] - t[2] * t[4]);  // map units² per pixel
+  const double pixel_size = pixel_area_of(raster);
   const auto& options = plan_.options;
   const double mean_score = static_cast<double>(score_sum) / static_cast<double>(pixels);
   const auto united = unite_polygons(pieces);

@@ -48,6 +48,8 @@ class SegmentPolygons {
   };
   [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
   [[nodiscard]] std::vector<VectorField> fields() const;
+  // A pixel's area in the raster's map units squared.
+  [[nodiscard]] static double pixel_area_of(const RasterDescription& raster);
   void write_group(const RasterDescription& raster, std::span<const std::size_t> handles, std::vector<Record>& out);
 
   const OutputPlan& plan_;
