@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "gdal/gdal_errors.hpp"
+#include "writers/records.hpp"
 
 namespace mgpr::runtime::output {
 
@@ -49,5 +50,8 @@ class PartialFile {
   std::span<const std::string_view> sidecars_;
   bool committed_ = false;
 };
+
+// A record's polygon as OGR's, its rings closed (vector_layer.cpp).
+OGRPolygon ogr_polygon(const Geometry& geometry);
 
 }  // namespace mgpr::runtime::output

@@ -11,6 +11,7 @@
 
 #include "gdal/gdal_errors.hpp"
 #include "geometry/pixel_polygons.hpp"
+#include "writers/gdal_write.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -36,7 +37,7 @@ PixelPolygon polygon_of(const OGRPolygon& polygon) {
   return out;
 }
 
-std::unique_ptr<OGRPolygon> ogr_polygon(const PixelPolygon& polygon) {
+std::unique_ptr<OGRPolygon> ogr_pixel_polygon(const PixelPolygon& polygon) {
   auto out = std::make_unique<OGRPolygon>();
   for (const auto& ring : polygon.rings) {
     OGRLinearRing ogr_ring;
@@ -69,7 +70,7 @@ std::vector<PixelPolygon> unite_polygons(std::span<const PixelPolygon> pieces) {
   if (auto united = unite_pixel_polygons(pieces)) return {std::move(*united)};
   const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
   OGRMultiPolygon all;
-  for (const auto& piece : pieces) all.addGeometryDirectly(ogr_polygon(piece).release());
+  for (const auto& piece : pieces) all.addGeometryDirectly(ogr_pixel_polygon(piece).release());
   const std::unique_ptr<OGRGeometry> united(all.UnionCascaded());
   if (!united) fail("the union of a shape's pieces (GDAL needs GEOS for it)");
   std::vector<PixelPolygon> out;
@@ -80,13 +81,7 @@ std::vector<PixelPolygon> unite_polygons(std::span<const PixelPolygon> pieces) {
 Geometry simplify_polygon(const Geometry& polygon, double tolerance) {
   if (tolerance <= 0 || polygon.rings.empty()) return polygon;
   const GdalErrorScope errors(GdalErrorScope::Warnings::kQuiet);
-  OGRPolygon ogr;
-  for (const auto& ring : polygon.rings) {
-    OGRLinearRing ogr_ring;
-    for (const auto& point : ring) ogr_ring.addPoint(point.x, point.y);
-    ogr_ring.closeRings();
-    ogr.addRing(&ogr_ring);
-  }
+  const auto ogr = output::ogr_polygon(polygon);
   const std::unique_ptr<OGRGeometry> simple(ogr.SimplifyPreserveTopology(tolerance));
   if (!simple || simple->IsEmpty() || wkbFlatten(simple->getGeometryType()) != wkbPolygon) return polygon;
   Geometry out;

@@ -97,17 +97,6 @@ void set_values(OGRFeature& feature, const std::vector<FieldValue>& values) {
   }
 }
 
-OGRPolygon polygon(const Geometry& geometry) {
-  OGRPolygon result;
-  for (const auto& points : geometry.rings) {
-    OGRLinearRing ring;
-    for (const auto& point : points) ring.addPoint(point.x, point.y);
-    ring.closeRings();
-    result.addRing(&ring);
-  }
-  return result;
-}
-
 // The layers' CRSs; none for a layer without one, except in a GeoPackage (below).
 std::vector<std::unique_ptr<OGRSpatialReference>> layer_crs(const std::filesystem::path& file,
                                                             const VectorFormat& format,
@@ -227,7 +216,7 @@ void VectorFileWriter::append(std::size_t layer, std::span<const Record> records
     }
     OGRFeature row(state.layers[layer]->GetLayerDefn());
     set_values(row, record.values);
-    const OGRPolygon shape = polygon(record.geometry);
+    const OGRPolygon shape = output::ogr_polygon(record.geometry);
     row.SetGeometry(&shape);
     if (state.layers[layer]->CreateFeature(&row) != OGRERR_NONE) output::fail(state.file, "writing a feature failed");
     if (++state.uncommitted >= kFeaturesPerCommit) commit_features();
@@ -277,5 +266,20 @@ std::optional<int> epsg_code(const std::string& crs_wkt) {
   if (crs.AutoIdentifyEPSG() != OGRERR_NONE) return std::nullopt;
   return code_of();
 }
+
+namespace output {
+
+OGRPolygon ogr_polygon(const Geometry& geometry) {
+  OGRPolygon result;
+  for (const auto& points : geometry.rings) {
+    OGRLinearRing ring;
+    for (const auto& point : points) ring.addPoint(point.x, point.y);
+    ring.closeRings();
+    result.addRing(&ring);
+  }
+  return result;
+}
+
+}  // namespace output
 
 }  // namespace mgpr::runtime
