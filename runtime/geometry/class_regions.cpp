@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "geometry/union_find.hpp"
+
 namespace mgpr::runtime {
 namespace {
 
@@ -13,14 +15,6 @@ struct ClassRun {
   int end = 0;
   std::uint8_t class_value = 0;
 };
-
-std::size_t root_of(std::vector<std::size_t>& parent, std::size_t at) {
-  while (parent[at] != at) {
-    parent[at] = parent[parent[at]];
-    at = parent[at];
-  }
-  return at;
-}
 
 // Labels the 4-connected regions run by run (a union-find over the runs of each row and
 // those of the row above that they touch), far fewer steps than pixel by pixel; regions
@@ -42,8 +36,7 @@ void label_regions(std::span<const std::uint8_t> classes, std::span<const float>
     }
   }
   row_start[static_cast<std::size_t>(height)] = runs.size();
-  std::vector<std::size_t> parent(runs.size());
-  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  UnionFind groups(runs.size());
   for (int y = 1; y < height; ++y) {
     // Runs of one row are in x order and apart: a sweep finds every pair that shares a
     // pixel edge with the row above.
@@ -55,9 +48,7 @@ void label_regions(std::span<const std::uint8_t> classes, std::span<const float>
       const auto& a = runs[above];
       const auto& b = runs[here];
       if (a.begin < b.end && b.begin < a.end && a.class_value == b.class_value) {
-        const auto ra = root_of(parent, above);
-        const auto rb = root_of(parent, here);
-        if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+        groups.join(above, here);
       }
       (a.end < b.end ? above : here) += 1;
     }
@@ -65,7 +56,7 @@ void label_regions(std::span<const std::uint8_t> classes, std::span<const float>
   out.labels.assign(classes.size(), 0);
   std::vector<std::int32_t> label_of_root(runs.size(), 0);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const auto root = root_of(parent, i);
+    const auto root = groups.find(i);
     auto& label = label_of_root[root];
     if (label == 0) {
       out.regions.push_back({runs[i].class_value, 0, 0, {}});

@@ -2,31 +2,12 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <tuple>
+
+#include "geometry/union_find.hpp"
 
 namespace mgpr::runtime {
 namespace {
-
-class UnionFind {
- public:
-  explicit UnionFind(std::size_t count) : parent_(count) { std::iota(parent_.begin(), parent_.end(), std::size_t{0}); }
-  std::size_t find(std::size_t at) {
-    while (parent_[at] != at) {
-      parent_[at] = parent_[parent_[at]];
-      at = parent_[at];
-    }
-    return at;
-  }
-  void join(std::size_t a, std::size_t b) {
-    a = find(a);
-    b = find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
- private:
-  std::vector<std::size_t> parent_;
-};
 
 // A run and the region (index among those of the call) it belongs to.
 struct RunOf {
