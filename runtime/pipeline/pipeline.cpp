@@ -20,6 +20,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long every reader may wait on the feed before the batch being filled goes with
+// fewer tiles: long beside a claim on the store (a millisecond), short beside the pacing's
+// patience (tile_loop.cpp).
+constexpr auto kFeedHold = std::chrono::milliseconds(100);
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The device's memory, sampled at most once a second: on a GPU the driver's figure is a
@@ -207,6 +212,12 @@ PipelineRun run_batches(const TileReading& reading, BatchDevice& device, BatchCo
     try {
       while (true) {
         const auto waiting = Clock::now();
+        while (!readers.wait_for_tile(kFeedHold)) {
+          // The feed holds every reader (the pacing waits for rank 0's writer, which may
+          // wait for the tiles this batch holds): the batch goes as it is.
+          if (!readers.feed_holds(kFeedHold)) continue;
+          while (const auto partial = slots.take_full(true)) submit(*partial);
+        }
         auto tile = readers.next();
         waited += seconds_since(waiting);
         if (!tile) break;

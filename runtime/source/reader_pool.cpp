@@ -30,6 +30,8 @@ struct ReaderPool::State {
         on_failure(std::move(raster_failed)) {}
 
   void work();
+  // feed(), counted in in_feed while it runs.
+  std::optional<Tile> fed();
   void stop_and_join();
   bool raster_failed(int image) {
     const std::lock_guard lock(mutex);
@@ -51,12 +53,34 @@ struct ReaderPool::State {
   // dynamic feed is not asked for a tile this rank has no room to hold yet.
   std::size_t claimed = 0;
   int running = 0;  // reader threads that have not finished
+  // Reader threads inside feed(), and since when all of them are (feed_holds).
+  int in_feed = 0;
+  std::chrono::steady_clock::time_point all_in_feed_since{};
   bool stopping = false;
   std::exception_ptr error;
   RasterFailures failures;
   ReaderStats stats;
   std::vector<std::jthread> threads;  // last member: joined before the rest goes away
 };
+
+std::optional<Tile> ReaderPool::State::fed() {
+  const auto leave = [this] {
+    const std::lock_guard lock(mutex);
+    --in_feed;
+  };
+  {
+    const std::lock_guard lock(mutex);
+    if (++in_feed == running) all_in_feed_since = std::chrono::steady_clock::now();
+  }
+  try {
+    auto tile = feed();
+    leave();
+    return tile;
+  } catch (...) {
+    leave();
+    throw;
+  }
+}
 
 void ReaderPool::State::work() {
   try {
@@ -73,7 +97,7 @@ void ReaderPool::State::work() {
           spare.pop_back();
         }
       }
-      const auto tile = feed();
+      const auto tile = fed();
       const auto release_slot = [this] {
         {
           const std::lock_guard lock(mutex);
@@ -183,6 +207,20 @@ std::optional<TileData> ReaderPool::next() {
   lock.unlock();
   state.slot_freed.notify_one();
   return tile;
+}
+
+bool ReaderPool::wait_for_tile(std::chrono::milliseconds at_most) {
+  auto& state = *state_;
+  std::unique_lock lock(state.mutex);
+  return state.tile_ready.wait_for(lock, at_most,
+                                   [&state] { return state.error || !state.ready.empty() || state.running == 0; });
+}
+
+bool ReaderPool::feed_holds(std::chrono::milliseconds at_least) const {
+  auto& state = *state_;
+  const std::lock_guard lock(state.mutex);
+  return state.running > 0 && state.in_feed == state.running && state.ready.empty() &&
+         std::chrono::steady_clock::now() - state.all_in_feed_since >= at_least;
 }
 
 void ReaderPool::recycle(TileData&& used) {

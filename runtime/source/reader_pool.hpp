@@ -1,6 +1,7 @@
 #pragma once
 // Reads tiles ahead of the model on `workers` threads into a bounded queue, so reading
 // hides behind compute and memory stays bounded (back-pressure when the model is slower).
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -64,6 +65,13 @@ class ReaderPool {
   // tile and the raster's later ones are skipped, the other rasters go on. Rethrows the
   // first other exception a reader thread hit.
   std::optional<TileData> next();
+  // Waits at most `at_most` for next() to have something to return without waiting
+  // (a tile, an error, the end); whether it has.
+  bool wait_for_tile(std::chrono::milliseconds at_most);
+  // Whether every reader thread has waited on the feed for `at_least` or longer with no
+  // tile ready: what the feed waits for (rank 0's writer, for the pacing) may be the
+  // tiles this rank already read, which must then not wait for more.
+  [[nodiscard]] bool feed_holds(std::chrono::milliseconds at_least) const;
   // Returns a consumed tile's buffers for reuse (optional; avoids reallocations).
   void recycle(TileData&& used);
   [[nodiscard]] ReaderStats stats() const;

@@ -57,7 +57,7 @@ inline std::vector<OgrLayer> ogrinfo_layers(const std::filesystem::path& file) {
   for (std::string line; std::getline(lines, line);) {
     std::smatch match;
     if (line.rfind("Layer name: ", 0) == 0) {
-      layers.push_back({line.substr(12)});
+      layers.emplace_back().name = line.substr(12);
       in_crs = false;
     } else if (layers.empty()) {
       continue;

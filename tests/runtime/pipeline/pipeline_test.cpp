@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -115,6 +117,65 @@ TEST(Pipeline, OnACpuARankClaimsAtMostOneBatchAheadOfTheLoop) {
   // the consumer sleeps, so the rank does read ahead (more than the two batches it holds).
   EXPECT_LE(consumer.most_unfinished, 2 * kBatch + static_cast<int>(capacity));
   EXPECT_GT(consumer.most_unfinished, 2 * kBatch);
+}
+
+// A feed that hands out tile k only once the consumer has finished every tile but the
+// last two before it, as the pacing by rank 0's writer does once the run is that far
+// ahead of it: the tiles that writer waits for may be in the batch being filled. It
+// waits at most kPatience, noting each time it had to give up, and then hands the tile
+// out anyway (the pacing's release), so a pipeline that holds the batch is slow, not hung.
+struct WriterPacedFeed {
+  static constexpr auto kPatience = 3s;
+  explicit WriterPacedFeed(const std::vector<rt::Tile>& all) : tiles(all) {}
+  rt::TileFeed feed() {
+    return [this]() -> std::optional<rt::Tile> {
+      std::unique_lock lock(mutex);
+      if (next >= static_cast<int>(tiles.size())) return std::nullopt;
+      const int index = next++;
+      if (!finished_changed.wait_for(lock, kPatience, [&] { return finished >= index - 2; })) ++gave_up;
+      return tiles[static_cast<std::size_t>(index)];
+    };
+  }
+  const std::vector<rt::Tile>& tiles;
+  std::mutex mutex;
+  std::condition_variable finished_changed;
+  int next = 0;
+  int finished = 0;
+  int gave_up = 0;
+};
+
+class FinishingConsumer final : public rt::BatchConsumer {
+ public:
+  explicit FinishingConsumer(WriterPacedFeed& feed) : feed_(feed) {}
+  void consume(std::span<const rt::TileData> tiles, const torch::IValue& /*output*/) override {
+    {
+      const std::lock_guard lock(feed_.mutex);
+      feed_.finished += static_cast<int>(tiles.size());
+    }
+    feed_.finished_changed.notify_all();
+  }
+
+ private:
+  WriterPacedFeed& feed_;
+};
+
+// The batch being filled goes with fewer tiles once every reader has waited on the feed
+// a while: what the feed waits for may be in it. Without that, every third tile here
+// would wait out the feed's patience.
+TEST(Pipeline, ABatchTheFeedWaitsForGoesUnfilled) {
+  const auto source = fake_tiles(12);
+  const rt::DeviceChoice cpu{};
+  auto model = tile_mean_model(cpu, source->channels());
+  WriterPacedFeed feed(source->tiles());
+  FinishingConsumer consumer(feed);
+  const auto started = std::chrono::steady_clock::now();
+  const auto stats = rt::run_pipeline({*source, 2, feed.feed(), rt::in_flight_tiles(4, 2, cpu).reader_queue()}, model,
+                                      cpu, consumer, {4, {}, {}})
+                         .stats;
+  EXPECT_EQ(stats.tiles, 12);
+  EXPECT_EQ(feed.gave_up, 0);
+  EXPECT_GT(stats.batches, 3) << "some batches went unfilled";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, WriterPacedFeed::kPatience);
 }
 
 TEST(Pipeline, AGpuReadsTwoBatchesAhead) {

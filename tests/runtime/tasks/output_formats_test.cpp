@@ -103,9 +103,9 @@ INSTANTIATE_TEST_SUITE_P(OutputFormats, Formats,
                          testing::Combine(testing::Values(Task::kDetect, Task::kClassify),
                                           testing::Values(OutputFormat::kFlatGeobuf, OutputFormat::kGeoJson,
                                                           OutputFormat::kShapefile, OutputFormat::kCsv)),
-                         [](const auto& info) {
-                           return std::string(mgpr::name_of(std::get<0>(info.param))) + "_" +
-                                  std::string(mgpr::name_of(std::get<1>(info.param)));
+                         [](const auto& combination) {
+                           return std::string(mgpr::name_of(std::get<0>(combination.param))) + "_" +
+                                  std::string(mgpr::name_of(std::get<1>(combination.param)));
                          });
 
 // Without output_format= the files are those of every earlier version.

@@ -70,7 +70,7 @@ TEST_P(EveryFormat, HoldsTheGeoPackagesFeaturesFieldsAndValues) {
 }
 
 INSTANTIATE_TEST_SUITE_P(VectorFormats, EveryFormat, testing::ValuesIn(kOtherFormats),
-                         [](const auto& info) { return std::string(mgpr::name_of(info.param)); });
+                         [](const auto& format) { return std::string(mgpr::name_of(format.param)); });
 
 TEST(VectorFormats, AShapefileIsCompleteUnderItsNamesAndDropsAStaleCrs) {
   TempDir scratch;
