@@ -201,9 +201,15 @@ def save_for_mgpr(wrapped: torch.nn.Module, path: str, card: Optional[dict] = No
     return scripted
 
 
-ARCHITECTURES = ("fasterrcnn", "retinanet", "deeplabv3", "fcn", "deepforest")
+ARCHITECTURES = ("fasterrcnn", "retinanet", "deeplabv3", "fcn", "deepforest", "cropmodel")
 TASK_OF = {"fasterrcnn": "detect", "retinanet": "detect", "deepforest": "detect", "deeplabv3": "segment",
-           "fcn": "segment"}
+           "fcn": "segment", "cropmodel": "classify"}
+
+# A crop classifier for classify_model= (docs/outputs.md), as DeepForest's CropModel is one:
+# torchvision's ResNet-50 on 224 px crops of RGB scaled to 0..1 and normalised with
+# ImageNet's mean and std, each crop resized without keeping its aspect ratio.
+CROPMODEL_CARD = dict(task="classify", bands=[1, 2, 3], scale=1 / 255, mean=[0.485, 0.456, 0.406],
+                      std=[0.229, 0.224, 0.225], tile_size=224)
 
 # DeepForest's tree crown model (weecology/DeepForest, its default config): a torchvision
 # RetinaNet with one class, "Tree" (label 0), trained on 10 cm RGB, predicted in 400 px
@@ -225,9 +231,11 @@ def deepforest_card(**changes) -> dict:
 
 def _torchvision_weights(arch: str):
     """torchvision's default weights enum member for arch (its metadata needs no download)."""
+    import torchvision.models as classification
     import torchvision.models.detection as detection
     import torchvision.models.segmentation as segmentation
-    return {"fasterrcnn": lambda: detection.FasterRCNN_ResNet50_FPN_Weights.DEFAULT,
+    return {"cropmodel": lambda: classification.ResNet50_Weights.DEFAULT,
+            "fasterrcnn": lambda: detection.FasterRCNN_ResNet50_FPN_Weights.DEFAULT,
             "retinanet": lambda: detection.RetinaNet_ResNet50_FPN_Weights.DEFAULT,
             "deeplabv3": lambda: segmentation.DeepLabV3_ResNet50_Weights.DEFAULT,
             "fcn": lambda: segmentation.FCN_ResNet50_Weights.DEFAULT}[arch]()
@@ -241,6 +249,12 @@ def architecture_card(arch: str, pretrained: bool = False) -> dict:
     """
     if arch == "deepforest":
         return dict(DEEPFOREST_CARD)
+    if arch == "cropmodel":
+        defaults = dict(CROPMODEL_CARD)
+        if pretrained:
+            weights = _torchvision_weights(arch)
+            defaults.update(class_names=list(weights.meta["categories"]), source=f"torchvision {weights}")
+        return defaults
     defaults: dict = {"task": TASK_OF[arch]}
     if pretrained:
         weights = _torchvision_weights(arch)
@@ -254,6 +268,7 @@ def architecture_card(arch: str, pretrained: bool = False) -> dict:
 def build_torchvision(arch: str, num_classes: int, score_thresh: float, size: int,
                       pretrained: bool = False) -> torch.nn.Module:
     """A torchvision network; with no pretrained weights unless asked (nothing is downloaded)."""
+    import torchvision.models as classification
     import torchvision.models.detection as detection
     import torchvision.models.segmentation as segmentation
 
@@ -264,6 +279,10 @@ def build_torchvision(arch: str, num_classes: int, score_thresh: float, size: in
     # min_size = max_size = the tile side: the network sees the tile at its own size
     # instead of resizing it to 800 px (slower, and not what a tile is cut for).
     resize = dict(min_size=size, max_size=size) if size > 0 else {}
+    if arch == "cropmodel":
+        if pretrained:
+            return classification.resnet50(weights=_torchvision_weights(arch))
+        return classification.resnet50(weights=None, num_classes=num_classes)
     if arch == "fasterrcnn":
         return detection.fasterrcnn_resnet50_fpn(**none, box_score_thresh=score_thresh, **resize)
     if arch == "retinanet":
@@ -282,6 +301,9 @@ def build_torchvision(arch: str, num_classes: int, score_thresh: float, size: in
 
 
 def wrap(arch: str, network: torch.nn.Module) -> torch.nn.Module:
+    """What mgpr loads: a classifier as it is ([B, K] logits), the others wrapped."""
+    if TASK_OF.get(arch) == "classify":
+        return network.eval()
     return SegmenterForMgpr(network) if TASK_OF.get(arch) == "segment" else DetectorForMgpr(network)
 
 

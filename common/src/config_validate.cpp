@@ -30,6 +30,12 @@ void validate(const RunConfig& config) {
         "with a segmentation model, or leave polygons out",
         config.task));
   }
+  if (!config.classify_model.empty() && config.task != name_of(Task::kDetect)) {
+    throw UsageError(fmt::format(
+        "classify_model={} classifies the crops of detected boxes, and this run has task={}; use task=detect "
+        "with a detector, or leave classify_model out",
+        config.classify_model, config.task));
+  }
   if (config.gsd_tolerance >= 1) {
     throw UsageError(fmt::format(
         "gsd_tolerance={} must be below 1: it is the relative difference between a raster's resolution and gsd "

@@ -46,7 +46,12 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   run.source = make_tile_source(plan.source);
   check_run_fits(plan, *run.source);
   run.model = std::make_unique<TileModel>(plan.model, plan.device, run.source->channels(), plan.execution);
-  run.output = make_task_output(plan_outputs(plan.output, *run.source));
+  std::unique_ptr<CropClassifier> crop_classifier;
+  if (plan.crop_classifier) {
+    crop_classifier = std::make_unique<CropClassifier>(*plan.crop_classifier, plan.device, run.source->channels(),
+                                                       plan.execution, run.source->raw_scaling());
+  }
+  run.output = make_task_output(plan_outputs(plan.output, *run.source), std::move(crop_classifier));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
   check_class_names(plan.output.task, run.model->dummy_output(), plan.output.class_names, plan.class_names_origin);
   // After the checks, which read the dummy tile's output whole.

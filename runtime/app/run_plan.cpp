@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 
 #include "distributed/rank0_value.hpp"
@@ -82,6 +83,74 @@ TaskOptions task_options(const RunConfig& config) {
   return output;
 }
 
+// classify_model= and its card, resolved before any raster is read: the card must say
+// task=classify and give the classifier's input side (tile_size); its bands and scale
+// must be the detector's, since its crops are cut from the detector's tiles.
+CropClassifierOptions crop_classifier_options(const RunConfig& config) {
+  const auto& model = config.classify_model;
+  const auto fix = fmt::format(
+      "write the classifier with its card (scripts/mgpr_export.py --task classify --tile-size <its input side> "
+      "--class-names ...), or give another classify_model");
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(model, error)) {
+    throw UsageError(
+        fmt::format("classify_model={}: no such file; give the TorchScript file of a crop classifier", model));
+  }
+  const auto card = read_model_card(model);
+  if (!card) {
+    throw UsageError(fmt::format(
+        "classify_model={} has no model card; a crop classifier needs one that says task=classify and its input "
+        "side (tile_size), and gives its class names and normalisation: {}",
+        model, fix));
+  }
+  RunConfig settings;
+  apply_model_card(settings, *card);
+  const auto sets = [&](std::string_view key) {
+    return std::find(card->setting_keys.begin(), card->setting_keys.end(), key) != card->setting_keys.end();
+  };
+  if (!sets("task") || settings.task != name_of(Task::kClassify)) {
+    throw UsageError(fmt::format(
+        "classify_model={}: {} says task={}, and a crop classifier is a classification model (one row of class "
+        "logits per crop): {}",
+        model, card->where(), sets("task") ? settings.task : "nothing", fix));
+  }
+  if (!sets("tile_size")) {
+    throw UsageError(
+        fmt::format("classify_model={}: {} gives no tile_size, the side of the crops the classifier takes: {}", model,
+                    card->where(), fix));
+  }
+  // The detector's default bands are the raster's first ones: a card naming 1, 2, ... agrees.
+  const auto first_bands = [](const std::vector<int>& bands) {
+    for (std::size_t i = 0; i < bands.size(); ++i) {
+      if (bands[i] != static_cast<int>(i) + 1) return false;
+    }
+    return true;
+  };
+  const bool same_bands = settings.bands == config.bands || (config.bands.empty() && first_bands(settings.bands));
+  if (sets("bands") && !same_bands) {
+    throw UsageError(fmt::format(
+        "classify_model={}: {} reads bands {} and the detector bands {}; the crops are cut from the detector's "
+        "tiles, so both models must read the same bands",
+        model, card->where(), fmt::join(settings.bands, ","), fmt::join(config.bands, ",")));
+  }
+  // Scale 0 is the data type's (1/255 for 8-bit rasters), which a card's 1/255 means too.
+  if (sets("scale") && settings.scale != config.scale && settings.scale != 0 && config.scale != 0) {
+    throw UsageError(fmt::format(
+        "classify_model={}: {} scales pixels by {} and the detector by {}; mgpr converts the detector's values "
+        "to the classifier's through mean and std only, so both must use one scale",
+        model, card->where(), settings.scale, config.scale));
+  }
+  CropClassifierOptions options;
+  options.model = ModelOptions{model, config.model_libraries, settings.tile_size, card->where(), {}};
+  options.margin = config.crop_margin;
+  options.class_names = settings.class_names;
+  options.detector_mean = config.mean;
+  options.detector_std = config.std;
+  options.mean = settings.mean;
+  options.std = settings.std;
+  return options;
+}
+
 }  // namespace
 
 JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters) {
@@ -97,6 +166,10 @@ JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters)
   if (!c.nodata.empty()) key.settings += fmt::format(" nodata={}", c.nodata);
   // Polygons change what each tile's result holds.
   if (c.polygons) key.settings += fmt::format(" polygons background={}", c.background_class);
+  // The crops' classes are part of each tile's result.
+  if (!c.classify_model.empty()) {
+    key.settings += fmt::format(" classify_model={} crop_margin={}", c.classify_model, c.crop_margin);
+  }
   // The tile grid of a resampled raster is the model's: another gsd is another run.
   if (c.gsd > 0 && c.resample) {
     key.settings += fmt::format(" gsd={} tolerance={} resampling={}", c.gsd, c.gsd_tolerance, c.resampling);
@@ -161,6 +234,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
     }
   }
   plan.output = task_options(config);
+  if (!config.classify_model.empty()) plan.crop_classifier = crop_classifier_options(config);
   plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);
   plan.sharding = parse_sharding(config.sharding);
   plan.log_interval = config.log_interval;

@@ -21,6 +21,7 @@
 #include "pipeline/memory_budget.hpp"
 #include "pipeline/pipeline.hpp"
 #include "source/tile_source.hpp"
+#include "tasks/crop_classifier.hpp"
 #include "tasks/task_output.hpp"
 
 namespace mgpr::runtime {
@@ -34,6 +35,8 @@ struct RunPlan {
   SourceOptions source;
   ModelOptions model;
   TaskOptions output;
+  // task=detect with classify_model=: the second model, which classifies every box's crop.
+  std::optional<CropClassifierOptions> crop_classifier;
   // Tiles held in memory: the reader pool's queue and the memory budget count these.
   InFlightTiles in_flight;
   Sharding sharding = Sharding::kDynamic;

@@ -25,6 +25,9 @@ struct Box {
   double score = 0;
   std::int64_t label = 0;
   bool truncated = false;
+  // classify_model=: the crop classifier's class of the box (-1: none) and its probability.
+  std::int64_t crop_label = -1;
+  double crop_score = 0;
   bool operator==(const Box&) const = default;
 };
 

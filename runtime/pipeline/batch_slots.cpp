@@ -125,6 +125,12 @@ std::optional<int> BatchSlots::take_full(bool at_end) {
   return index;
 }
 
+torch::Tensor BatchSlots::input(int slot) const {
+  const std::lock_guard lock(mutex_);
+  const auto& taken = slots_.at(static_cast<std::size_t>(slot));
+  return taken.input.slice(0, 0, static_cast<std::int64_t>(taken.tiles.size()));
+}
+
 bool BatchSlots::any_invalid(int slot) const {
   const std::lock_guard lock(mutex_);
   return slots_.at(static_cast<std::size_t>(slot)).any_invalid;

@@ -151,7 +151,7 @@ void post_process(BatchDevice& device, ForwardThreads* forwards, BatchSlots& que
       if (forwards != nullptr) forwards->wait(*slot);
       auto batch = device.collect(*slot);
       if (consuming) {
-        consumer.consume(tiles, batch.output);
+        consumer.consume_with_inputs(tiles, batch.output, queues.input(*slot));
         const auto running = queues.update([&](PipelineStats& stats) {
           stats.tiles += static_cast<std::int64_t>(tiles.size());
           ++stats.batches;

@@ -31,6 +31,13 @@ class BatchConsumer {
  public:
   virtual ~BatchConsumer() = default;
   virtual void consume(std::span<const TileData> tiles, const torch::IValue& output) = 0;
+  // The same with the batch's host input ([tiles, C, H, W], float32 values or raw
+  // samples), unchanged until this returns, for a consumer that reads the tiles' pixels
+  // again (crops for a second model); the default leaves it.
+  virtual void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
+                                   const torch::Tensor& /*inputs*/) {
+    consume(tiles, output);
+  }
   // A raster's read failed on this rank (its other tiles here are skipped): told once
   // per raster, on a reader thread, as it happens.
   virtual void raster_failed(int /*image*/, const std::string& /*reason*/) {}

@@ -11,6 +11,7 @@
 #include "geometry/box_merge.hpp"
 #include "geometry/georef.hpp"
 #include "geometry/row_merge.hpp"
+#include "tasks/crop_classifier.hpp"
 #include "tasks/detection_parse.hpp"
 #include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"
@@ -19,13 +20,16 @@
 namespace mgpr::runtime {
 namespace {
 
-// "x1 y1 x2 y2 score label truncated;" per box; 9 significant digits give a float32
-// back exactly, so a journaled box equals a gathered one.
-std::string encode(const std::vector<Box>& boxes) {
+// "x1 y1 x2 y2 score label truncated;" per box, with "crop_label crop_score" before the
+// ';' when a crop classifier ran; 9 significant digits give a float32 back exactly, so a
+// journaled box equals a gathered one.
+std::string encode(const std::vector<Box>& boxes, bool classified) {
   std::string text;
   for (const auto& b : boxes) {
-    text += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {} {};", b.x1, b.y1, b.x2, b.y2, b.score, b.label,
+    text += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {} {}", b.x1, b.y1, b.x2, b.y2, b.score, b.label,
                         b.truncated ? 1 : 0);
+    if (classified) text += fmt::format(" {} {:.9g}", b.crop_label, b.crop_score);
+    text += ';';
   }
   return text;
 }
@@ -47,9 +51,16 @@ void decode(const TileId& tile, const std::string& payload, std::vector<Box>& in
       at = stop;
       return error == std::errc();
     };
-    if (next(box.x1) && next(box.y1) && next(box.x2) && next(box.y2) && next(box.score) && next(box.label) &&
-        next(truncated) && std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) &&
-        std::isfinite(box.y2) && std::isfinite(box.score)) {
+    const auto rest_is_blank = [&] {
+      while (at < item_end && *at == ' ') ++at;
+      return at == item_end;
+    };
+    const bool valid = next(box.x1) && next(box.y1) && next(box.x2) && next(box.y2) && next(box.score) &&
+                       next(box.label) && next(truncated) &&
+                       (rest_is_blank() || (next(box.crop_label) && next(box.crop_score))) && std::isfinite(box.x1) &&
+                       std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2) &&
+                       std::isfinite(box.score) && std::isfinite(box.crop_score);
+    if (valid) {
       box.truncated = truncated != 0;
       into.push_back(box);
     }
@@ -61,15 +72,28 @@ constexpr std::size_t kRecordsAtOnce = 4096;
 
 class DetectOutput final : public TaskOutput {
  public:
-  explicit DetectOutput(const OutputPlan& plan) : plan_(plan), files_(plan_, "detections", fields()) {}
+  DetectOutput(const OutputPlan& plan, std::unique_ptr<CropClassifier> classifier)
+      : plan_(plan), classifier_(std::move(classifier)), files_(plan_, "detections", fields()) {}
 
   void check_output(const torch::IValue& output, std::int64_t batch, int /*tile_size*/) const override {
     (void)parse_detections(output, batch, plan_.options.score_threshold, plan_.options.model);
   }
 
-  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
+                                        const torch::Tensor& inputs) override {
     auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.options.score_threshold,
                                      plan_.options.model);
+    // Classified in the tile's own pixels, before the boxes are placed in the raster.
+    if (classifier_) {
+      if (!inputs.defined()) throw std::logic_error("a crop classifier without the batch's pixels");
+      const auto classes = classifier_->classify(inputs, per_tile);
+      for (std::size_t i = 0; i < per_tile.size(); ++i) {
+        for (std::size_t k = 0; k < per_tile[i].size(); ++k) {
+          per_tile[i][k].crop_label = classes[i][k].label;
+          per_tile[i][k].crop_score = classes[i][k].score;
+        }
+      }
+    }
     std::vector<std::string> encoded;
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       const auto& tile = tiles[i].tile;
@@ -78,7 +102,7 @@ class DetectOutput final : public TaskOutput {
       for (auto& box : per_tile[i]) {
         if (place_in_image(box, tile.window, raster.width, raster.height)) placed.push_back(box);
       }
-      encoded.push_back(encode(placed));
+      encoded.push_back(encode(placed, classifier_ != nullptr));
     }
     return encoded;
   }
@@ -131,6 +155,7 @@ class DetectOutput final : public TaskOutput {
   // Without class names the files stay as they were before names existed: a
   // `label_name` field of empty values would change every existing output for nothing.
   [[nodiscard]] bool named() const { return !plan_.options.class_names.empty(); }
+  [[nodiscard]] bool crop_named() const { return classifier_ && !classifier_->class_names().empty(); }
 
   // The table's columns and the layer's fields (docs/outputs.md), in one list. Box
   // corners and scores come from float32 outputs: 9 digits give them back exactly.
@@ -147,6 +172,11 @@ class DetectOutput final : public TaskOutput {
     list.push_back({"tile_row", Type::kInteger, Shown::kTable});
     list.push_back({"tile_column", Type::kInteger, Shown::kTable});
     if (named()) list.insert(list.begin() + 2, {"label_name", Type::kString});
+    if (classifier_) {
+      list.push_back({"crop_label", Type::kInteger});
+      if (crop_named()) list.push_back({"crop_label_name", Type::kString});
+      list.push_back({"crop_score", Type::kReal, Shown::kEverywhere, true});
+    }
     return list;
   }
 
@@ -176,6 +206,11 @@ class DetectOutput final : public TaskOutput {
                                      std::int64_t{b.tile.row},
                                      std::int64_t{b.tile.column}};
       if (named()) values.insert(values.begin() + 2, class_name(plan_.options.class_names, b.label));
+      if (classifier_) {
+        values.emplace_back(b.crop_label);
+        if (crop_named()) values.emplace_back(class_name(classifier_->class_names(), b.crop_label));
+        values.emplace_back(b.crop_score);
+      }
       out.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), std::move(values)});
     }
     return out;
@@ -194,14 +229,18 @@ class DetectOutput final : public TaskOutput {
   }
 
   OutputPlan plan_;
-  ResultFiles files_;              // after plan_, which it reads
-  std::optional<RowMerge> merge_;  // of the raster being written
+  std::unique_ptr<CropClassifier> classifier_;  // classify_model=; before files_, whose fields it adds
+  ResultFiles files_;                           // after plan_, which it reads
+  std::optional<RowMerge> merge_;               // of the raster being written
   int merge_image_ = -1;
   std::vector<Box> drawn_;  // quicklook=true: the raster's boxes so far
 };
 
 }  // namespace
 
-std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan) { return std::make_unique<DetectOutput>(plan); }
+std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan,
+                                               std::unique_ptr<CropClassifier> crop_classifier) {
+  return std::make_unique<DetectOutput>(plan, std::move(crop_classifier));
+}
 
 }  // namespace mgpr::runtime

@@ -107,7 +107,8 @@ class SegmentOutput final : public TaskOutput {
     };
   }
 
-  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) override {
+  std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
+                                        const torch::Tensor& /*inputs*/) override {
     const auto batch = static_cast<std::int64_t>(tiles.size());
     PixelResults pixels;
     if (output.isTuple()) {

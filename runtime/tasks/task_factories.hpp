@@ -8,7 +8,7 @@
 namespace mgpr::runtime {
 
 std::unique_ptr<TaskOutput> make_classify_output(const OutputPlan& plan);
-std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan);
+std::unique_ptr<TaskOutput> make_detect_output(const OutputPlan& plan, std::unique_ptr<CropClassifier> crop_classifier);
 std::unique_ptr<TaskOutput> make_segment_output(const OutputPlan& plan);
 
 // task=segment's reduction of [B, C, H, W] class scores to a class per pixel, on the

@@ -10,12 +10,18 @@
 
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
+#include "tasks/crop_classifier.hpp"
 #include "tasks/task_factories.hpp"
 
 namespace mgpr::runtime {
 
 void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& output) {
-  auto encoded = encode_batch(tiles, output);
+  consume_with_inputs(tiles, output, {});
+}
+
+void TaskOutput::consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
+                                     const torch::Tensor& inputs) {
+  auto encoded = encode_batch(tiles, output, inputs);
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     if (journal_ != nullptr) journal_->append(tiles[i].tile.id, encoded[i]);
     ++tiles_done_[tiles[i].tile.id.image];
@@ -88,10 +94,13 @@ OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {
   return plan;
 }
 
-std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan) {
+std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan, std::unique_ptr<CropClassifier> crop_classifier) {
+  if (crop_classifier && plan.options.task != Task::kDetect) {
+    throw std::logic_error("a crop classifier for a task other than detect");
+  }
   switch (plan.options.task) {
     case Task::kDetect:
-      return make_detect_output(plan);
+      return make_detect_output(plan, std::move(crop_classifier));
     case Task::kSegment:
       return make_segment_output(plan);
     case Task::kClassify:

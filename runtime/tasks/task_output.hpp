@@ -21,6 +21,7 @@
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
+#include "tasks/crop_classifier.hpp"
 
 namespace mgpr::runtime {
 
@@ -50,6 +51,8 @@ class TaskOutput : public BatchConsumer {
   // Encodes the batch's results, records them in the journal (when set) and flushes it,
   // then hands them to the sink (when set) or keeps them.
   void consume(std::span<const TileData> tiles, const torch::IValue& output) final;
+  void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
+                           const torch::Tensor& inputs) final;
   void set_journal(TileJournal* journal) { journal_ = journal; }
   void set_sink(ResultSink* sink) { sink_ = sink; }
   // Passed on to the sink (when set).
@@ -95,8 +98,10 @@ class TaskOutput : public BatchConsumer {
   std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed);
 
  protected:
-  // One result per tile, in the batch's order; each a single line of text.
-  virtual std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output) = 0;
+  // One result per tile, in the batch's order; each a single line of text. `inputs`: the
+  // batch's host input (pipeline.hpp), undefined where the caller has none.
+  virtual std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
+                                                const torch::Tensor& inputs) = 0;
 
  private:
   TileJournal* journal_ = nullptr;
@@ -148,7 +153,10 @@ OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source);
 
 // The task's output for options.task. Throws UsageError when this build cannot write it
 // (segment needs GDAL).
-std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan);
+// `crop_classifier`: task=detect's classify_model= (std::logic_error for another task: the
+// configuration refuses it first).
+std::unique_ptr<TaskOutput> make_task_output(const OutputPlan& plan,
+                                             std::unique_ptr<CropClassifier> crop_classifier = nullptr);
 
 // The run layout (OutputLayout::kRun, docs/outputs.md): one set of files for the run.
 

@@ -179,6 +179,20 @@ def forward(self, x: Tensor) -> Tensor:
   return module;
 }
 
+torch::jit::Module last_band_classifier(double threshold, int input_size) {
+  auto module = scripted("LastBandClassifier");
+  module.register_attribute("threshold", c10::FloatType::get(), threshold);
+  module.register_attribute("input_size", c10::IntType::get(), static_cast<std::int64_t>(input_size));
+  module.define(R"(
+def forward(self, x: Tensor) -> Tensor:
+    if self.input_size > 0:
+        assert x.size(2) == self.input_size and x.size(3) == self.input_size, "crops of another size than trained"
+    above = (torch.mean(x[:, -1], [1, 2]) - self.threshold) * 1000.0
+    return torch.stack([-above, above], 1)
+)");
+  return module;
+}
+
 torch::jit::Module threshold_segmenter(double threshold) {
   auto module = scripted("ThresholdSegmenter");
   module.register_attribute("threshold", c10::FloatType::get(), threshold);

@@ -39,6 +39,11 @@ torch::jit::Module grid_boxes_detector(int grid);
 // A classifier whose two logits per tile are the mean of every pixel of the tile and its
 // negation (tests/support/tile_mean_model.hpp's model): any changed pixel changes them.
 torch::jit::Module tile_mean_classifier();
+// A crop classifier by colour: class 1 where the mean of the input's last band is above
+// `threshold`, else class 0, with logits a thousand times that difference (a confident
+// softmax). With `input_size` > 0 it refuses inputs of another side, as a model trained
+// at one size does.
+torch::jit::Module last_band_classifier(double threshold, int input_size);
 
 // Returns inner's output unchanged after `matmul_rounds` products of 256x256 matrices
 // (34 MFLOP each, about 1 ms on one desktop core), so a run lasts long enough to be

@@ -28,15 +28,19 @@ int main(int argc, char** argv) {
                  "detector-tuple ((losses, dicts)), segmenter ([B,2,H,W] logits), fixed-boxes (the same two "
                  "boxes for every tile), grid-boxes (--grid squared boxes tiling every tile), or tile-mean (a "
                  "classifier: logits mean and -mean of the tile's every "
-                 "pixel, for task=classify)")
+                 "pixel, for task=classify), or last-band (a crop classifier: class 1 where the last band's mean "
+                 "is above --threshold, else 0)")
       ->required()
-      ->check(CLI::IsMember(
-          {"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes", "grid-boxes", "tile-mean"}));
+      ->check(CLI::IsMember({"detector", "detector-dicts", "detector-tuple", "segmenter", "fixed-boxes", "grid-boxes",
+                             "tile-mean", "last-band"}));
   app.add_option("output", output, "TorchScript file to write (OUT.pt)")->required();
   app.add_option("--threshold", threshold, "object where the band mean is above this (default 0.99)");
   app.add_option("--max-boxes", max_boxes, "boxes kept per image, detectors only (default 64)")
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--grid", grid, "grid-boxes: boxes per side of a tile (default 16)")->check(CLI::Range(1, 1024));
+  int input_size = 0;
+  app.add_option("--input-size", input_size, "last-band: refuse inputs of another side (default 0: any)")
+      ->check(CLI::Range(0, 1 << 16));
   std::string card;
   app.add_option("--card", card, "a model card (JSON text) saved inside the file as mgpr.json");
   app.add_option("--slow", slow_rounds, "256x256 matrix products before each forward, to make runs last (default 0)")
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   }
 
   auto model = kind == "tile-mean"     ? mgpr::test::tile_mean_classifier()
+               : kind == "last-band"   ? mgpr::test::last_band_classifier(threshold, input_size)
                : kind == "segmenter"   ? mgpr::test::threshold_segmenter(threshold)
                : kind == "fixed-boxes" ? mgpr::test::fixed_boxes_detector()
                : kind == "grid-boxes"  ? mgpr::test::grid_boxes_detector(grid)

@@ -14,6 +14,7 @@ this Python has no torch and torchvision; alone:
 
   model_card_test.py --bin build/bin [--operators LIBRARY] [unittest options]
 """
+import csv
 import json
 import re
 import subprocess
@@ -210,6 +211,30 @@ class ModelCards(unittest.TestCase):
         self.mgpr(str(image), f"model={model}", f"output_dir={out}", f"model_libraries={self.operators}",
                   "accelerator=cpu", "precision=fp32")
         self.assertTrue((out / "trees_detections.csv").is_file(), "the card's task=detect: boxes are written")
+
+    def test_a_crop_classifier_with_its_card_names_the_class_of_every_box(self):
+        import mgpr_export
+        model = self.export("cropmodel", "crops.pt", "--classes", "oak", "pine")
+        card = card_in(model)
+        self.assertEqual(card, mgpr_export.model_card(**{**mgpr_export.CROPMODEL_CARD,
+                                                         "class_names": ["oak", "pine"]}))
+        self.assertEqual((card["task"], card["tile_size"], card["bands"]), ("classify", 224, [1, 2, 3]))
+        image = self.folder / "crowns.tif"
+        subprocess.run([str(Path(self.bin) / "mgpr-test-image"), str(image), "--size", "256", "--square", "60,60,40",
+                        "--square", "150,150,30"], check=True, capture_output=True, timeout=120)
+        detector = self.folder / "squares.pt"
+        subprocess.run([str(Path(self.bin) / "mgpr-test-model"), "detector", str(detector)], check=True,
+                       capture_output=True, timeout=120)
+        out = self.folder / "crops-run"
+        self.mgpr(str(image), f"model={detector}", "task=detect", "tile_size=128", "overlap=48", f"output_dir={out}",
+                  f"classify_model={model}", "crop_margin=4", "accelerator=cpu", "precision=fp32")
+        with open(out / "crowns_detections.csv", newline="") as table:
+            rows = list(csv.DictReader(table))
+        self.assertEqual(len(rows), 2, rows)
+        for row in rows:
+            self.assertIn(row["crop_label_name"], ("oak", "pine"))
+            self.assertEqual(row["crop_label_name"], ["oak", "pine"][int(row["crop_label"])])
+            self.assertGreaterEqual(float(row["crop_score"]), 0.5)
 
 
 if __name__ == "__main__":

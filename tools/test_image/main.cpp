@@ -47,6 +47,7 @@ struct Box {
   int y1 = 0;
   int x2 = 0;
   int y2 = 0;
+  std::uint8_t last_band = kSquareValue;  // the last band's value: a second colour below 255
 };
 
 struct ImageRequest {
@@ -92,14 +93,20 @@ int parse_int(const std::string& text, const std::string& option) {
 Box parse_square(const std::string& text, int width, int height) {
   const auto parts = mgpr::split_list(text, ',', mgpr::EmptyItems::kKeep);
   const std::string option = fmt::format("--square {}", text);
-  if (parts.size() != 3) throw mgpr::UsageError(option + ": give X,Y,SIZE (column, row of the top-left corner, side)");
+  if (parts.size() != 3 && parts.size() != 4) {
+    throw mgpr::UsageError(option +
+                           ": give X,Y,SIZE (column, row of the top-left corner, side) or X,Y,SIZE,LAST (LAST: the "
+                           "last band's value, 0 to 255)");
+  }
   const long long x = parse_int(parts[0], option);
   const long long y = parse_int(parts[1], option);
   const long long side = parse_int(parts[2], option);
   if (side < 1) throw mgpr::UsageError(option + ": SIZE must be at least 1");
+  const long long last = parts.size() == 4 ? parse_int(parts[3], option) : kSquareValue;
+  if (last < 0 || last > 255) throw mgpr::UsageError(option + ": LAST must be 0 to 255");
   const Box box{static_cast<int>(std::max(x, 0LL)), static_cast<int>(std::max(y, 0LL)),
                 static_cast<int>(std::min(x + side, static_cast<long long>(width))),
-                static_cast<int>(std::min(y + side, static_cast<long long>(height)))};
+                static_cast<int>(std::min(y + side, static_cast<long long>(height))), static_cast<std::uint8_t>(last)};
   if (box.x1 >= box.x2 || box.y1 >= box.y2) {
     throw mgpr::UsageError(fmt::format("{}: the square lies entirely outside the {}x{} image", option, width, height));
   }
@@ -136,7 +143,8 @@ void write_raster(const ImageRequest& request, const std::filesystem::path& path
       for (int column = 0; column < request.width; ++column) row_buffer[column] = pixel_value(band, row, column);
       for (const auto& square : request.squares) {
         if (row >= square.y1 && row < square.y2) {
-          std::fill(row_buffer.begin() + square.x1, row_buffer.begin() + square.x2, kSquareValue);
+          std::fill(row_buffer.begin() + square.x1, row_buffer.begin() + square.x2,
+                    band == request.bands ? square.last_band : kSquareValue);
         }
       }
       if (raster_band->RasterIO(GF_Write, 0, row, request.width, 1, row_buffer.data(), request.width, 1, GDT_Byte, 0,
@@ -187,8 +195,10 @@ void write_outputs(const ImageRequest& request) {
 
 constexpr const char* kFooter = R"(
 Squares: every --square paints 255 in every band; the background pattern stays at or
-below 246, so a threshold of 0.99 on value/255 separates them exactly. A square may
-extend past the image edge and is clipped; one entirely outside is an error.
+below 246, so a threshold of 0.99 on value/255 separates them exactly. X,Y,SIZE,LAST
+paints LAST in the last band instead: a second colour (with three bands, LAST 248 or
+more keeps the bands' mean above that threshold). A square may extend past the image
+edge and is clipped; one entirely outside is an error.
 
 --objects-csv writes one row per square, in the order given, with columns
   id,x1,y1,x2,y2,map_x1,map_y1,map_x2,map_y2
@@ -224,7 +234,7 @@ int main(int argc, char** argv) {
   app.add_option("--rotation", request.rotation_degrees, "degrees counterclockwise the image turns (default 0)")
       ->check(CLI::Range(-360.0, 360.0));
   // One value per --square, or CLI11 would take the output path as another square.
-  app.add_option("--square", squares, "X,Y,SIZE: a bright square (255); repeat for more")
+  app.add_option("--square", squares, "X,Y,SIZE[,LAST]: a bright square (255; LAST in the last band); repeat for more")
       ->type_name("X,Y,SIZE")
       ->allow_extra_args(false);
   app.add_option("--objects-csv", request.objects_csv, "CSV of the squares' clipped pixel and map corners");

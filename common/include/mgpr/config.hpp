@@ -70,6 +70,8 @@ struct RunConfig {
   double score_threshold = 0.0;      // detect: boxes scoring below are dropped
   double iou_threshold = 0.5;        // detect: overlap at which duplicate boxes are merged
   bool class_aware_nms = true;       // detect: only boxes of one label suppress each other
+  std::string classify_model;        // detect: a classifier (with its card) run on every box's crop
+  int crop_margin = 0;               // detect: pixels of context around each box's crop
   bool segment_probability = false;  // segment: also write the winning class's probability
   bool cog = false;                  // segment: also write a Cloud-Optimized GeoTIFF
   bool polygons = false;             // segment: also write the classes as polygons, dissolved across tiles

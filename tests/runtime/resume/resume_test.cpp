@@ -2,7 +2,8 @@
 // to every rank, then SIGKILL to one), run again on the same output, and must end with
 // the same files as a run that was never interrupted, having skipped the tiles already
 // done. Final files must never appear while the run is incomplete. The same for the
-// polygons of task=segment, joined from the pieces of both runs.
+// polygons of task=segment, joined from the pieces of both runs, and for the crops'
+// classes of task=detect with classify_model=.
 #include <gdal_priv.h>
 #include <gtest/gtest.h>
 #include <ogrsf_frmts.h>
@@ -189,6 +190,41 @@ namespace {
 // task=segment with polygons=true: a resumed run's polygons are those of an uninterrupted
 // run, shapes whose pieces came from the stopped run's journal and from the new one
 // joined as one.
+// The two output folders of `arguments` (mgpr's over 2 ranks, output_dir left out): one
+// run to the end ("uninterrupted"), one stopped by SIGTERM once `stop_after` tiles were
+// journaled and run again to the end ("interrupted"), the rerun doing only the tiles the
+// first part left. `final_file` (in the output folder) must not exist after the stop.
+struct TwoRuns {
+  fs::path reference;
+  fs::path resumed;
+};
+TwoRuns stop_once_and_resume(const TempDir& dir, const std::vector<std::string>& arguments, int tiles, int stop_after,
+                             const std::string& final_file) {
+  const auto run = [&](const fs::path& output, const std::string& name) {
+    auto argv = arguments;
+    argv.insert(argv.begin(), MGPR_BINARY);
+    argv.push_back("output_dir=" + output.string());
+    return std::make_unique<Process>(argv, std::map<std::string, std::string>{}, dir.path(), name);
+  };
+  const TwoRuns runs{dir.path() / "uninterrupted", dir.path() / "interrupted"};
+  const auto complete = run(runs.reference, "reference")->wait(std::chrono::seconds(300));
+  EXPECT_EQ(complete.code, 0) << complete.out << complete.err;
+  {
+    auto first = run(runs.resumed, "first");
+    EXPECT_TRUE(wait_for([&] { return journaled_tiles(runs.resumed) >= stop_after; }, std::chrono::seconds(120)));
+    for (const pid_t rank : ranks_of(first->pid())) ::kill(rank, SIGTERM);
+    const auto stopped = first->wait(std::chrono::seconds(60));
+    EXPECT_EQ(stopped.code, 3) << stopped.out << stopped.err;
+  }
+  EXPECT_FALSE(fs::exists(runs.resumed / final_file)) << "an interrupted run left a final file";
+  const int after_first = journaled_tiles(runs.resumed);
+  EXPECT_LT(after_first, tiles) << "the run was not interrupted early enough to test resuming";
+  const auto last = run(runs.resumed, "last")->wait(std::chrono::seconds(300));
+  EXPECT_EQ(last.code, 0) << last.out << last.err;
+  EXPECT_EQ(tiles_processed(last.out), tiles - after_first) << last.out;
+  return runs;
+}
+
 TEST(Resume, PolygonsOfAResumedSegmentRunAreThoseOfAnUninterruptedOne) {
   TempDir dir;
   const auto image = dir.path() / "fields.tif";
@@ -199,37 +235,51 @@ TEST(Resume, PolygonsOfAResumedSegmentRunAreThoseOfAnUninterruptedOne) {
   ASSERT_EQ(mgpr::run_command(make_image).exit_code, 0);
   const auto model = dir.path() / "slow-segmenter.pt";
   ASSERT_EQ(mgpr::run_command({MGPR_TEST_MODEL, "segmenter", model.string(), "--slow", "600"}).exit_code, 0);
-  const auto run = [&](const fs::path& output, const std::string& name) {
-    return std::make_unique<Process>(
-        std::vector<std::string>{MGPR_BINARY, image.string(), "task=segment", "model=" + model.string(),
-                                 "polygons=true", "tile_size=64", "overlap=16", "batch_size=2", "gpus=2",
-                                 "accelerator=cpu", "threads=1", "workers=1", "output_dir=" + output.string()},
-        std::map<std::string, std::string>{}, dir.path(), name);
-  };
-  constexpr int kTiles = 8 * 6;
-  const auto reference = dir.path() / "uninterrupted";
-  const auto complete = run(reference, "reference")->wait(std::chrono::seconds(300));
-  ASSERT_EQ(complete.code, 0) << complete.out << complete.err;
-
-  const auto output = dir.path() / "interrupted";
-  {
-    auto first = run(output, "first");
-    ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 10; }, std::chrono::seconds(120)));
-    for (const pid_t rank : ranks_of(first->pid())) ::kill(rank, SIGTERM);
-    const auto stopped = first->wait(std::chrono::seconds(60));
-    EXPECT_EQ(stopped.code, 3) << stopped.out << stopped.err;
-  }
-  EXPECT_FALSE(fs::exists(output / "fields_polygons.gpkg")) << "an interrupted run left a final file";
-  const int after_first = journaled_tiles(output);
-  ASSERT_LT(after_first, kTiles) << "the run was not interrupted early enough to test resuming";
-  const auto last = run(output, "last")->wait(std::chrono::seconds(300));
-  ASSERT_EQ(last.code, 0) << last.out << last.err;
-  EXPECT_EQ(tiles_processed(last.out), kTiles - after_first) << last.out;
-  const auto polygons = layer_content(output / "fields_polygons.gpkg");
-  EXPECT_EQ(polygons, layer_content(reference / "fields_polygons.gpkg"));
+  const auto runs =
+      stop_once_and_resume(dir,
+                           {image.string(), "task=segment", "model=" + model.string(), "polygons=true", "tile_size=64",
+                            "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu", "threads=1", "workers=1"},
+                           8 * 6, 10, "fields_polygons.gpkg");
+  ASSERT_FALSE(HasFailure());
+  const auto polygons = layer_content(runs.resumed / "fields_polygons.gpkg");
+  EXPECT_EQ(polygons, layer_content(runs.reference / "fields_polygons.gpkg"));
   EXPECT_EQ(std::count(polygons.begin(), polygons.end(), '\n'), 5) << polygons;
-  EXPECT_EQ(mgpr::test::read_text(output / "fields_polygons.csv"),
-            mgpr::test::read_text(reference / "fields_polygons.csv"));
+  EXPECT_EQ(mgpr::test::read_text(runs.resumed / "fields_polygons.csv"),
+            mgpr::test::read_text(runs.reference / "fields_polygons.csv"));
+}
+
+// The crops' classes travel in the journal with their boxes: the tiles the first part
+// finished are not run again (nor their crops classified), and the files are the
+// uninterrupted run's.
+TEST(Resume, CropClassesOfAResumedDetectRunAreThoseOfAnUninterruptedOne) {
+  TempDir dir;
+  const auto image = dir.path() / "crowns.tif";
+  std::vector<std::string> make_image{MGPR_TEST_IMAGE, image.string(), "--width", "400", "--height", "272"};
+  for (const auto* square : {"10,10,8", "44,20,10,250", "150,100,12", "390,200,14,250", "300,250,9,250"}) {
+    make_image.insert(make_image.end(), {"--square", square});
+  }
+  ASSERT_EQ(mgpr::run_command(make_image).exit_code, 0);
+  const auto detector = dir.path() / "slow-detector.pt";
+  ASSERT_EQ(mgpr::run_command({MGPR_TEST_MODEL, "detector", detector.string(), "--slow", "600"}).exit_code, 0);
+  const auto classifier = dir.path() / "colours.pt";
+  ASSERT_EQ(mgpr::run_command(
+                {MGPR_TEST_MODEL, "last-band", classifier.string(), "--card",
+                 R"({"mgpr_card": 1, "task": "classify", "tile_size": 16, "class_names": ["tinted", "white"]})"})
+                .exit_code,
+            0);
+  const auto runs = stop_once_and_resume(
+      dir,
+      {image.string(), "task=detect", "model=" + detector.string(), "classify_model=" + classifier.string(),
+       "tile_size=64", "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu", "threads=1", "workers=1"},
+      8 * 6, 6, "crowns_detections.csv");
+  ASSERT_FALSE(HasFailure());
+  const auto table = mgpr::test::read_text(runs.resumed / "crowns_detections.csv");
+  EXPECT_EQ(table, mgpr::test::read_text(runs.reference / "crowns_detections.csv"));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 6) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), ','), std::count(table.begin(), table.end(), '\n') * 17) << table;
+  for (const auto* name : {",white,", ",tinted,"}) EXPECT_NE(table.find(name), std::string::npos) << table;
+  EXPECT_EQ(layer_content(runs.resumed / "crowns_detections.gpkg"),
+            layer_content(runs.reference / "crowns_detections.gpkg"));
 }
 
 }  // namespace

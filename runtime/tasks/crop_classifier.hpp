@@ -1,0 +1,77 @@
+#pragma once
+// task=detect with classify_model=: a second model classifies every box's crop, taken
+// from the tile the box was found in while that tile is still in the batch's host input
+// (no read again), with crop_margin pixels of context, resized to the classifier's input
+// on its device (bilinear, the aspect ratio not kept, as DeepForest's CropModel does) and
+// classified in batches. Each rank classifies the boxes of its own tiles before their
+// results leave it, so the labels are journaled with the boxes: a resumed run does not
+// classify again, and the merge keeps a label with the copy of a box it keeps.
+#include <torch/script.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "geometry/box_merge.hpp"
+#include "model/model.hpp"
+#include "source/tile_source.hpp"
+
+namespace mgpr::runtime {
+
+// The crop classifier's own options, resolved from classify_model= and its card.
+struct CropClassifierOptions {
+  ModelOptions model;  // its tile_size: the classifier's input side, from its card
+  int margin = 0;      // pixels of context on every side of a box (crop_margin=)
+  std::vector<std::string> class_names;
+  // Both models see (raw * scale - mean) / std, with one scale: the detector's mean and
+  // std, then the classifier's (each one value per band, one for all, or none: 0 and 1).
+  std::vector<double> detector_mean;
+  std::vector<double> detector_std;
+  std::vector<double> mean;
+  std::vector<double> std;
+  int batch_size = 32;  // crops a forward pass
+};
+
+// The classifier's answer for one box: its class (-1 when the box has no pixel in its
+// tile to crop) and that class's softmax probability.
+struct CropClass {
+  std::int64_t label = -1;
+  double score = 0;
+};
+
+class CropClassifier {
+ public:
+  // Loads the classifier and checks it on one crop of its input size (a UsageError names
+  // it when it refuses that size). `raw`: how raw tiles become the detector's values,
+  // when the tiles travel raw (TileSource::raw_scaling).
+  CropClassifier(CropClassifierOptions options, const DeviceChoice& device, int channels,
+                 std::span<const ExecutionPlan> plans, std::optional<RawScaling> raw);
+
+  // For tile i of a batch (`inputs`: the batch's host input, [tiles, C, H, W], float32
+  // values or raw samples), the classes of boxes[i], given in the tile's pixels.
+  std::vector<std::vector<CropClass>> classify(const torch::Tensor& inputs, std::span<const std::vector<Box>> boxes);
+
+  [[nodiscard]] const std::vector<std::string>& class_names() const { return options_.class_names; }
+
+ private:
+  // The crop of `box` in `tile` ([C, H, W]) as the classifier's input [C, S, S] on its
+  // device; undefined when the box holds no pixel of the tile.
+  torch::Tensor crop(const torch::Tensor& tile, const Box& box) const;
+  void run(std::vector<torch::Tensor>& crops, std::vector<CropClass*>& answers);
+
+  CropClassifierOptions options_;
+  DeviceChoice device_;
+  std::optional<RawSample> raw_;  // set: the tiles travel raw, this type
+  // On the classifier's device, [1, C, 1, 1]: raw samples become the detector's values as
+  // raw * raw_gain_ + raw_offset_ (the raw scaler's step), and those the classifier's as
+  // value * gain_ + offset_.
+  torch::Tensor raw_gain_;
+  torch::Tensor raw_offset_;
+  torch::Tensor gain_;
+  torch::Tensor offset_;
+  TileModel model_;
+};
+
+}  // namespace mgpr::runtime

@@ -1,0 +1,143 @@
+// task=detect with classify_model= through the whole `mgpr` command: the known squares,
+// some white and some tinted in their last band, a square detector and a classifier
+// that tells the two colours apart must give every square once, with the right
+// crop_label_name, at 1 and 2 ranks; a classifier that is no classifier, or refuses its
+// crops' size, is refused before any tile is read.
+#include <algorithm>
+#include <optional>
+
+#include "mgpr/exit_codes.hpp"
+
+#include "mgpr_cli_fixture.hpp"
+
+namespace {
+
+using namespace mgpr::test::cli;  // NOLINT: the suite's fixture and helpers
+using mgpr::test::kKnownSquares;
+using mgpr::test::read_csv_rows;
+
+// Every other known square is tinted: 250 in its last band, where a white one has 255.
+// The three bands' mean stays above the detector's threshold (0.99 of 255) either way.
+bool tinted(std::size_t square) { return square % 2 == 1; }
+
+fs::path write_two_colour_squares(const fs::path& file) {
+  std::vector<std::string> argv{MGPR_TEST_IMAGE, file.string(), "--width", "200", "--height", "150"};
+  for (std::size_t i = 0; i < kKnownSquares.size(); ++i) {
+    argv.insert(argv.end(), {"--square", kKnownSquares[i] + (tinted(i) ? ",250" : "")});
+  }
+  const auto made = run_command(argv);
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  return file;
+}
+
+const char* const kClassifierCard =
+    R"({"mgpr_card": 1, "task": "classify", "tile_size": 24, "class_names": ["tinted", "white"]})";
+
+class CropClasses : public MgprCli {
+ protected:
+  static void SetUpTestSuite() {
+    MgprCli::SetUpTestSuite();
+    write_two_colour_squares(path("two-colours.tif"));
+    test_model("detector", "squares.pt", {"--threshold", "0.99"});
+    test_model("last-band", "colours.pt", {"--threshold", "0.99", "--input-size", "24", "--card", kClassifierCard});
+  }
+
+  static std::vector<std::string> detect(const std::string& out, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv{path("two-colours.tif").string(),
+                                  "model=" + path("squares.pt").string(),
+                                  "task=detect",
+                                  "tile_size=64",
+                                  "overlap=16",
+                                  "batch_size=2",
+                                  "accelerator=cpu",
+                                  "threads=1",
+                                  "workers=1",
+                                  "classify_model=" + path("colours.pt").string(),
+                                  "output_dir=" + path(out).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+};
+
+// The known square whose clipped top-left corner is (x1, y1), or none.
+std::optional<std::size_t> square_at(int x1, int y1) {
+  for (std::size_t i = 0; i < kKnownSquares.size(); ++i) {
+    const auto& text = kKnownSquares[i];
+    const auto comma = text.find(',');
+    const auto x = std::stoi(text.substr(0, comma));
+    const auto y = std::stoi(text.substr(comma + 1, text.find(',', comma + 1) - comma - 1));
+    if (std::max(x, 0) == x1 && std::max(y, 0) == y1) return i;
+  }
+  return std::nullopt;
+}
+
+TEST_F(CropClasses, EverySquareIsFoundOnceWithItsColourAtOneAndTwoRanks) {
+  std::vector<std::string> reference;
+  for (const auto& [name, ranks] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"crops-1", {}},
+           {"crops-2-static", {"gpus=2", "sharding=static"}},
+           {"crops-2-dynamic", {"gpus=2", "sharding=dynamic"}}}) {
+    const auto run = mgpr(detect(name, ranks));
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto table = path(name) / "two-colours_detections.csv";
+    const auto rows = read_csv_rows(table);
+    ASSERT_EQ(rows.size(), kKnownSquares.size()) << name;
+    std::vector<int> found(kKnownSquares.size(), 0);
+    for (const auto& row : rows) {
+      const auto square = square_at(std::stoi(row.at("x1")), std::stoi(row.at("y1")));
+      ASSERT_TRUE(square) << name << ": a box at " << row.at("x1") << "," << row.at("y1");
+      ++found[*square];
+      EXPECT_EQ(row.at("crop_label_name"), tinted(*square) ? "tinted" : "white")
+          << name << ": " << kKnownSquares[*square];
+      EXPECT_EQ(row.at("crop_label"), tinted(*square) ? "0" : "1") << name;
+      EXPECT_EQ(std::stod(row.at("crop_score")), 1.0) << name << ": the classifier is sure of a whole square";
+    }
+    for (std::size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i], 1) << name << ": " << kKnownSquares[i];
+    // The same file whichever rank classified which square.
+    std::ifstream in(table);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    if (reference.empty()) reference = lines;
+    EXPECT_EQ(lines, reference) << name;
+  }
+}
+
+// With crop_margin the crops take in the background round each square, whose last band is
+// below the threshold: every square reads as tinted. The margin is the classifier's context.
+TEST_F(CropClasses, TheMarginAddsTheSquaresSurroundings) {
+  const auto run = mgpr(detect("crops-margin", {"crop_margin=3"}));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto rows = read_csv_rows(path("crops-margin") / "two-colours_detections.csv");
+  ASSERT_EQ(rows.size(), kKnownSquares.size());
+  for (const auto& row : rows) EXPECT_EQ(row.at("crop_label_name"), "tinted");
+}
+
+TEST_F(CropClasses, AClassifierThatIsNoneOrRefusesItsCropsIsRefusedBeforeAnyTile) {
+  const auto detector_card =
+      test_model("detector", "detector-card.pt", {"--card", R"({"mgpr_card": 1, "task": "detect", "tile_size": 24})"});
+  const auto no_card = test_model("last-band", "no-card.pt");
+  const auto wrong_size =
+      test_model("last-band", "wrong-size.pt",
+                 {"--input-size", "20", "--card", R"({"mgpr_card": 1, "task": "classify", "tile_size": 24})"});
+  const std::vector<std::pair<fs::path, std::string>> refusals{
+      {detector_card, "says task=detect, and a crop classifier is a classification model"},
+      {no_card, "has no model card"},
+      {wrong_size, "the crop classifier, on crops of 24 px"},
+      {path("missing.pt"), "no such file"}};
+  for (const auto& [model, reason] : refusals) {
+    const auto out = "refused-" + model.stem().string();
+    const auto run = mgpr(detect(out, {"classify_model=" + model.string()}));
+    EXPECT_EQ(run.exit_code, mgpr::kExitUsage) << model;
+    EXPECT_TRUE(contains(run.err, "classify_model=" + model.string())) << run.err;
+    EXPECT_TRUE(contains(run.err, reason)) << run.err;
+    EXPECT_FALSE(fs::exists(path(out) / "two-colours_detections.csv")) << model;
+  }
+  // A classifier for another task than detect.
+  auto segment = detect("refused-segment", {"task=segment"});
+  const auto run = mgpr(segment);
+  EXPECT_EQ(run.exit_code, mgpr::kExitUsage);
+  EXPECT_TRUE(contains(run.err, "classifies the crops of detected boxes, and this run has task=segment")) << run.err;
+}
+
+}  // namespace
