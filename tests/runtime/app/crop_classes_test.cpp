@@ -3,11 +3,12 @@
 // that tells the two colours apart must give every square once, with the right
 // crop_label_name, at 1 and 2 ranks; a classifier that is no classifier, or refuses its
 // crops' size, is refused before any tile is read.
+#include <torch/cuda.h>
+
 #include <algorithm>
 #include <optional>
 
 #include "mgpr/exit_codes.hpp"
-
 #include "mgpr_cli_fixture.hpp"
 
 namespace {
@@ -79,6 +80,9 @@ TEST_F(CropClasses, EverySquareIsFoundOnceWithItsColourAtOneAndTwoRanks) {
            {"crops-2-dynamic", {"gpus=2", "sharding=dynamic"}}}) {
     const auto run = mgpr(detect(name, ranks));
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_TRUE(contains(
+        run.out, "every box classified by " + path("colours.pt").string() + ": crops of 24 px, classes tinted, white"))
+        << run.out;
     const auto table = path(name) / "two-colours_detections.csv";
     const auto rows = read_csv_rows(table);
     ASSERT_EQ(rows.size(), kKnownSquares.size()) << name;
@@ -111,6 +115,23 @@ TEST_F(CropClasses, TheMarginAddsTheSquaresSurroundings) {
   const auto rows = read_csv_rows(path("crops-margin") / "two-colours_detections.csv");
   ASSERT_EQ(rows.size(), kKnownSquares.size());
   for (const auto& row : rows) EXPECT_EQ(row.at("crop_label_name"), "tinted");
+}
+
+TEST_F(CropClasses, OnAGpuEverySquareHasItsColour) {
+  if (!torch::cuda::is_available()) {
+    GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+  }
+  auto arguments = detect("crops-gpu");
+  std::replace(arguments.begin(), arguments.end(), std::string("accelerator=cpu"), std::string("accelerator=gpu"));
+  const auto run = mgpr(arguments);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto rows = read_csv_rows(path("crops-gpu") / "two-colours_detections.csv");
+  ASSERT_EQ(rows.size(), kKnownSquares.size());
+  for (const auto& row : rows) {
+    const auto square = square_at(std::stoi(row.at("x1")), std::stoi(row.at("y1")));
+    ASSERT_TRUE(square);
+    EXPECT_EQ(row.at("crop_label_name"), tinted(*square) ? "tinted" : "white") << kKnownSquares[*square];
+  }
 }
 
 TEST_F(CropClasses, AClassifierThatIsNoneOrRefusesItsCropsIsRefusedBeforeAnyTile) {

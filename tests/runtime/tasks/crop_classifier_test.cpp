@@ -6,6 +6,7 @@
 #include "tasks/crop_classifier.hpp"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include "mgpr/error.hpp"
 #include "support/temp_dir.hpp"
@@ -62,18 +63,17 @@ class CropClassifierTest : public testing::Test {
  protected:
   static rt::CropClassifier classifier(std::vector<double> detector_mean = {}, std::vector<double> detector_std = {},
                                        int margin = 0, std::optional<rt::RawScaling> raw = std::nullopt,
-                                       int input_size = kInput) {
+                                       int input_size = kInput, const rt::DeviceChoice& device = {}) {
     const auto file = mgpr::test::program_temp_dir().path() / "last-band.pt";
     mgpr::test::last_band_classifier(0.99, kInput).save(file.string());
-    const rt::DeviceChoice cpu{};
-    const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(cpu));
+    const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(device));
     rt::CropClassifierOptions options;
     options.model = {file.string(), {}, input_size, "the model card in last-band.pt", {}};
     options.margin = margin;
     options.class_names = {"tinted", "white"};
     options.detector_mean = std::move(detector_mean);
     options.detector_std = std::move(detector_std);
-    return rt::CropClassifier(options, cpu, 3, plans, std::move(raw));
+    return rt::CropClassifier(options, device, 3, plans, std::move(raw));
   }
 
   static void expect_colours(const std::vector<std::vector<rt::CropClass>>& classes) {
@@ -120,6 +120,20 @@ TEST_F(CropClassifierTest, TheMarginTakesInTheSurroundingsUpToTheTilesEdge) {
   const auto classes = crops.classify(fractions().to(torch::kFloat), boxes_with());
   EXPECT_EQ(classes[0][0].label, 0) << "white, with its surroundings";
   EXPECT_EQ(classes[1][0].label, 0);
+}
+
+// The crops cross from the batch's host input to the GPU, are resized and classified
+// there; the classes come back the same.
+TEST_F(CropClassifierTest, OnAGpuTheClassesAreTheSame) {
+  if (!torch::cuda::is_available()) {
+    GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+  }
+  const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
+  auto floats = classifier({}, {}, 0, std::nullopt, kInput, gpu);
+  expect_colours(floats.classify(fractions().to(torch::kFloat), boxes_with()));
+  auto bytes = classifier(
+      {}, {}, 0, rt::RawScaling{{1 / 255.F, 1 / 255.F, 1 / 255.F}, {0, 0, 0}, rt::RawSample::kUInt8}, kInput, gpu);
+  expect_colours(bytes.classify(torch::round(fractions() * 255).to(torch::kByte).pin_memory(), boxes_with()));
 }
 
 TEST_F(CropClassifierTest, AClassifierThatRefusesItsCropsSizeIsNamed) {
