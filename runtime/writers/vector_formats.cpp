@@ -24,7 +24,8 @@ const std::array<VectorFormat, 5> kFormats{{
 }};
 
 // The short forms of the fields' names longer than ten characters (dBASE's limit).
-const std::map<std::string, std::string, std::less<>> kShortNames{{"tile_column", "tile_col"}};
+const std::map<std::string, std::string, std::less<>> kShortNames{{"tile_column", "tile_col"},
+                                                                  {"crop_label_name", "crop_name"}};
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -3,10 +3,12 @@
 // that tells the two colours apart must give every square once, with the right
 // crop_label_name, at 1 and 2 ranks; a classifier that is no classifier, or refuses its
 // crops' size, is refused before any tile is read.
+#include <ogrsf_frmts.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "mgpr/exit_codes.hpp"
 #include "mgpr_cli_fixture.hpp"
@@ -115,6 +117,33 @@ TEST_F(CropClasses, TheMarginAddsTheSquaresSurroundings) {
   const auto rows = read_csv_rows(path("crops-margin") / "two-colours_detections.csv");
   ASSERT_EQ(rows.size(), kKnownSquares.size());
   for (const auto& row : rows) EXPECT_EQ(row.at("crop_label_name"), "tinted");
+}
+
+// Every vector format carries the three fields; a Shapefile under dBASE's ten characters.
+TEST_F(CropClasses, EveryFormatCarriesTheCropsClasses) {
+  for (const auto& [format, extension, name_field] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"gpkg", "gpkg", "crop_label_name"},
+                                                                      {"fgb", "fgb", "crop_label_name"},
+                                                                      {"geojson", "geojson", "crop_label_name"},
+                                                                      {"shp", "shp", "crop_name"}}) {
+    const auto out = "crops-" + format;
+    const auto run = mgpr(detect(out, {"output_format=" + format}));
+    ASSERT_EQ(run.exit_code, 0) << format << run.out << run.err;
+    const auto file = path(out) / ("two-colours_detections." + extension);
+    GDALDatasetUniquePtr dataset(GDALDataset::Open(file.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY));
+    ASSERT_TRUE(dataset) << file;
+    auto* layer = dataset->GetLayer(0);
+    ASSERT_EQ(layer->GetFeatureCount(), static_cast<GIntBig>(kKnownSquares.size())) << format;
+    int tinted_found = 0;
+    for (auto& feature : *layer) {
+      const std::string name = feature->GetFieldAsString(name_field.c_str());
+      EXPECT_TRUE(name == "tinted" || name == "white") << format << ": '" << name << "'";
+      EXPECT_EQ(feature->GetFieldAsInteger("crop_label"), name == "white" ? 1 : 0) << format;
+      EXPECT_DOUBLE_EQ(feature->GetFieldAsDouble("crop_score"), 1.0) << format;
+      tinted_found += name == "tinted" ? 1 : 0;
+    }
+    EXPECT_EQ(tinted_found, 3) << format;  // squares 1, 3 and 5 of the seven
+  }
 }
 
 TEST_F(CropClasses, OnAGpuEverySquareHasItsColour) {
