@@ -159,7 +159,8 @@ void ReaderPool::State::work() {
   }
   {
     const std::lock_guard lock(mutex);
-    --running;
+    // The readers left may all be in the feed from now on: they have waited from now.
+    if (--running > 0 && in_feed == running) all_in_feed_since = std::chrono::steady_clock::now();
   }
   tile_ready.notify_all();
 }
