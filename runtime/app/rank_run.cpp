@@ -24,6 +24,7 @@
 #include "resume/run_journal.hpp"
 #include "resume/stop_request.hpp"
 #include "tasks/task_output.hpp"
+#include "writers/partial_names.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -117,6 +118,11 @@ class RankRun {
     std::unique_ptr<OutputStream> stream;
     std::unique_ptr<ResultMail> mail;
     if (ranks_.rank == 0) {
+      // What a killed run of this host left half-written, before this run writes beside it.
+      if (const auto stale = output::remove_stale_partials(plan_.output.output_dir); !stale.empty()) {
+        fmt::print(stderr, "mgpr: removed {} temporary file(s) that a killed run left in {} (e.g. {})\n", stale.size(),
+                   plan_.output.output_dir.string(), stale.front().filename().string());
+      }
       stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_);
       run_.output->set_sink(stream.get());
     } else {

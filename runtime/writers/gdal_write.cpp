@@ -2,7 +2,6 @@
 
 #include <cpl_error.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <mutex>
@@ -12,7 +11,7 @@
 #include <utility>
 
 #include "mgpr/error.hpp"
-#include "mgpr/process.hpp"
+#include "writers/partial_names.hpp"
 
 namespace mgpr::runtime::output {
 
@@ -72,10 +71,7 @@ std::filesystem::path with_extension(std::filesystem::path file, std::string_vie
 
 PartialFile::PartialFile(std::filesystem::path target, std::span<const std::string_view> sidecars)
     : target_(std::move(target)), sidecars_(sidecars) {
-  // Host and process in the name: two runs writing one output folder at once (a job
-  // submitted twice, on one node or two) must not write, or remove, each other's file.
-  partial_ = target_.parent_path() / fmt::format(".{}.partial-{}-{}{}", target_.filename().string(), host_name("host"),
-                                                 ::getpid(), target_.extension().string());
+  partial_ = partial_path(target_);
   // A process with our number may have left one; drivers differ on whether they overwrite.
   std::error_code ignored;
   std::filesystem::remove(partial_, ignored);

@@ -27,8 +27,8 @@ GDALDriver& driver(const char* name, const std::filesystem::path& file);
 // Closes `dataset`; GDAL flushes on close, so a full disk shows up here.
 void close(GDALDatasetUniquePtr& dataset, const std::filesystem::path& file);
 
-// `.<name>.partial-<host>-<pid><extension>` next to the target (drivers choose by extension), removed
-// on destruction unless commit() renamed it over the target. Declare it before the
+// Written as partial_path(target) (writers/partial_names.hpp), removed on destruction
+// unless commit() renamed it over the target. Declare it before the
 // dataset writing it, so the dataset is closed first. `sidecars`: the extensions of the
 // files a format writes beside the main one (a Shapefile's .dbf, ...), renamed before it,
 // so that the main file's name still marks a complete set; a sidecar this write lacks is

@@ -1,12 +1,12 @@
 #include "writers/table_file.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "mgpr/error.hpp"
+#include "writers/partial_names.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 
 TableFile::TableFile(std::filesystem::path target)
     : target_(std::move(target)),
-      temporary_(target_.parent_path() / fmt::format(".{}.partial-{}", target_.filename().string(), ::getpid())),
+      temporary_(output::partial_path(target_)),
       out_(temporary_, std::ios::binary | std::ios::trunc) {
   if (!out_) refused(target_, std::strerror(errno));
 }

@@ -138,6 +138,10 @@ TEST(Resume, AnInterruptedRunFinishesWithTheFilesOfAnUninterruptedOne) {
   EXPECT_EQ(mgpr::test::read_text(detections), mgpr::test::read_text(reference / "field_detections.csv"));
   EXPECT_EQ(layer_content(output / "field_detections.gpkg"), layer_content(reference / "field_detections.gpkg"));
   EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a finished run keeps no journal";
+  // The temporary files the killed rank left (rank 0 writes while the tiles run) are gone.
+  for (const auto& entry : fs::directory_iterator(output)) {
+    EXPECT_EQ(entry.path().filename().string().find(".partial-"), std::string::npos) << entry.path();
+  }
 }
 
 // A journal line for a tile the inputs do not have (hand-edited, damaged) is
