@@ -88,9 +88,9 @@ TaskOptions task_options(const RunConfig& config) {
 // must be the detector's, since its crops are cut from the detector's tiles.
 CropClassifierOptions crop_classifier_options(const RunConfig& config) {
   const auto& model = config.classify_model;
-  const auto fix = fmt::format(
-      "write the classifier with its card (scripts/mgpr_export.py --task classify --tile-size <its input side> "
-      "--class-names ...), or give another classify_model");
+  const std::string fix =
+      "save the classifier with a card giving task=classify, tile_size and class_names (docs/models.md, \"Crop "
+      "classifiers\"; scripts/mgpr_export.py cropmodel writes one), or give another classify_model";
   std::error_code error;
   if (!std::filesystem::is_regular_file(model, error)) {
     throw UsageError(

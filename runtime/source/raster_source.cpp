@@ -91,9 +91,7 @@ std::optional<BufferChoice> choose_buffer(GDALDataType type) {
 // One value per selected band from a key given empty (fallback), once, or per band.
 std::vector<double> per_band(const std::vector<double>& values, double fallback, std::string_view key,
                              const std::string& path, const std::vector<int>& bands) {
-  if (values.empty()) return std::vector<double>(bands.size(), fallback);
-  if (values.size() == 1) return std::vector<double>(bands.size(), values.front());
-  if (values.size() == bands.size()) return values;
+  if (auto expanded = values_per_band(values, bands.size(), fallback)) return *std::move(expanded);
   throw UsageError(
       fmt::format("{} has {} values but {} selected from raster '{}' (bands={}); give one value for "
                   "all bands or one per selected band",

@@ -9,6 +9,14 @@
 
 namespace mgpr::runtime {
 
+std::optional<std::vector<double>> values_per_band(const std::vector<double>& values, std::size_t bands,
+                                                   double fallback) {
+  if (values.empty()) return std::vector<double>(bands, fallback);
+  if (values.size() == 1) return std::vector<double>(bands, values.front());
+  if (values.size() == bands) return values;
+  return std::nullopt;
+}
+
 std::unique_ptr<TileSource> make_tile_source(const SourceOptions& options) {
   if (options.fake) return make_fake_source(*options.fake, options.tile_size, options.raw_samples);
 #ifdef MGPR_HAVE_GDAL

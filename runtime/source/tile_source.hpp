@@ -68,6 +68,11 @@ struct SourceOptions {
 
 constexpr std::size_t raw_sample_size(RawSample sample) { return sample == RawSample::kUInt8 ? 1 : 2; }
 
+// mean= or std= for `bands` bands: none given (`fallback` each), one for all, or one per
+// band; nullopt for another count (the caller names the key and the bands).
+std::optional<std::vector<double>> values_per_band(const std::vector<double>& values, std::size_t bands,
+                                                   double fallback);
+
 // How raw samples become the model's values: value = raw * gain[band] + offset[band]
 // ((raw * scale - mean) / std folded once), then 0 where the tile's valid mask is 0.
 struct RawScaling {

@@ -20,9 +20,7 @@ torch::Tensor per_band(const std::vector<float>& values, const torch::Device& de
 // `values` for `bands` bands: one per band, one for all, or none (`otherwise`).
 std::vector<double> per_band_values(const std::vector<double>& values, std::size_t bands, double otherwise,
                                     const std::string& what) {
-  if (values.empty()) return std::vector<double>(bands, otherwise);
-  if (values.size() == 1) return std::vector<double>(bands, values.front());
-  if (values.size() == bands) return values;
+  if (auto expanded = values_per_band(values, bands, otherwise)) return *std::move(expanded);
   throw UsageError(fmt::format("{} gives {} values for tiles of {} bands; give one per band or one for all", what,
                                values.size(), bands));
 }

@@ -22,7 +22,7 @@ namespace {
 
 // "x1 y1 x2 y2 score label truncated;" per box, with "crop_label crop_score" before the
 // ';' when a crop classifier ran; 9 significant digits give a float32 back exactly, so a
-// journaled box equals a gathered one.
+// journaled box equals the one rank 0 received through the store.
 std::string encode(const std::vector<Box>& boxes, bool classified) {
   std::string text;
   for (const auto& b : boxes) {
