@@ -8,7 +8,7 @@ from pathlib import Path
 
 CARRY_LIMIT_BYTES = 50 * 2**20
 PROGRAMS = ("mgpr", "mgpr-bench-pipeline", "mgpr-bench-fake-device", "mgpr_gpu_tests", "mgpr_nccl_tests",
-            "mgpr-comm-rank")
+            "mgpr-comm-rank", "mgpr_crop_classifier_tests", "mgpr-bench-crops")
 OPERATORS = "lib/libmgpr_torchvision_ops.so"
 
 

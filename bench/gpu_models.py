@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The models bench/gpu-check runs, exported with the GPU machine's own torch and torchvision.
 
-  gpu_models.py DIR     writes DIR/resnet50.pt, retinanet.pt, fasterrcnn.pt, deepforest.pt
+  gpu_models.py DIR           writes DIR/resnet50.pt, retinanet.pt, fasterrcnn.pt, deepforest.pt
+  gpu_models.py DIR NAME...   only those named (resnet50, retinanet, fasterrcnn, deepforest)
 
 Nothing can be downloaded there, so the weights are random, from one seed. Random
 detector heads score every anchor alike (RetinaNet's prior makes every score about 0.01),
@@ -59,15 +60,25 @@ def export_detector(folder: Path, arch: str) -> None:
     mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"), card)
 
 
+MODELS = ("resnet50", "retinanet", "fasterrcnn", "deepforest")
+
+
 def main() -> int:
     folder = Path(sys.argv[1])
+    names = sys.argv[2:] or list(MODELS)
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        print(f"gpu_models.py: no model named {' '.join(unknown)}: one of {' '.join(MODELS)}", file=sys.stderr)
+        return 2
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    export_resnet50(folder)
-    for arch in ("retinanet", "fasterrcnn", "deepforest"):
-        export_detector(folder, arch)
-    print(f"exported resnet50 retinanet fasterrcnn deepforest (torch {torch.__version__}, torchvision "
-          f"{torchvision.__version__}) in {time.monotonic() - started:.1f} s")
+    for name in names:
+        if name == "resnet50":
+            export_resnet50(folder)
+        else:
+            export_detector(folder, name)
+    print(f"exported {' '.join(names)} (torch {torch.__version__}, torchvision {torchvision.__version__}) in "
+          f"{time.monotonic() - started:.1f} s")
     return 0
 
 

@@ -84,8 +84,9 @@ void print_banner(const RankEnvironment& ranks, const RunPlan& plan, const Banne
                facts.model.description());
     if (!plan.model_card.empty()) fmt::print("#   model card: {}\n", plan.model_card);
     if (const auto& crops = plan.crop_classifier) {
-      fmt::print("#   every box classified by {}: crops of {} px{}, {}\n", crops->model.model, crops->model.tile_size,
-                 crops->margin > 0 ? fmt::format(" with a margin of {} px", crops->margin) : "",
+      fmt::print("#   every box classified by {}: crops of {} px{} in batches of {}, {}\n", crops->model.model,
+                 crops->model.tile_size, crops->margin > 0 ? fmt::format(" with a margin of {} px", crops->margin) : "",
+                 crops->batch_size,
                  crops->class_names.empty() ? "classes unnamed"
                                             : fmt::format("classes {}", fmt::join(crops->class_names, ", ")));
     }

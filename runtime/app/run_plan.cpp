@@ -234,7 +234,10 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
     }
   }
   plan.output = task_options(config);
-  if (!config.classify_model.empty()) plan.crop_classifier = crop_classifier_options(config);
+  if (!config.classify_model.empty()) {
+    plan.crop_classifier = crop_classifier_options(config);
+    if (plan.device.is_cuda) plan.crop_classifier->batch_size = kGpuCropBatch;
+  }
   plan.in_flight = in_flight_tiles(config.batch_size, config.workers, plan.device);
   plan.sharding = parse_sharding(config.sharding);
   plan.log_interval = config.log_interval;

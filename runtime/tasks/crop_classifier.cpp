@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -35,6 +37,58 @@ TileModel load_classifier(const ModelOptions& options, const DeviceChoice& devic
     throw UsageError(fmt::format("classify_model={}, the crop classifier, on crops of {} px ({}'s tile_size): {}",
                                  options.model, options.tile_size, options.card_name, refused.what()));
   }
+}
+
+// The pixels a box covers (corners rounded outwards) and `margin` on every side, cut at
+// the tile's edge: [x1, x2) x [y1, y2) in the tile; empty when the box misses the tile.
+struct CropWindow {
+  std::int64_t x1 = 0;
+  std::int64_t y1 = 0;
+  std::int64_t x2 = 0;
+  std::int64_t y2 = 0;
+};
+
+std::optional<CropWindow> crop_window(const Box& box, double margin, std::int64_t width, std::int64_t height) {
+  const CropWindow window{std::clamp(static_cast<std::int64_t>(std::floor(box.x1 - margin)), std::int64_t{0}, width),
+                          std::clamp(static_cast<std::int64_t>(std::floor(box.y1 - margin)), std::int64_t{0}, height),
+                          std::clamp(static_cast<std::int64_t>(std::ceil(box.x2 + margin)), std::int64_t{0}, width),
+                          std::clamp(static_cast<std::int64_t>(std::ceil(box.y2 + margin)), std::int64_t{0}, height)};
+  if (window.x2 <= window.x1 || window.y2 <= window.y1) return std::nullopt;
+  return window;
+}
+
+// Where each of the S x S input pixels of each crop samples the tile, as grid_sample's
+// coordinates over the whole tile ([k, S, S, 2], x then y, on `device`): the source
+// positions of upsample_bilinear2d without align_corners, (i + 0.5) * crop / S - 0.5,
+// held inside the crop, so that sampling the tile gives each crop resized on its own
+// (bilinear, the aspect ratio not kept) and all of a tile's crops in one call.
+torch::Tensor sampling_grid(std::span<const CropWindow> windows, std::int64_t width, std::int64_t height,
+                            std::int64_t side, const torch::Device& device) {
+  const auto count = static_cast<std::int64_t>(windows.size());
+  std::vector<double> starts_x;
+  std::vector<double> starts_y;
+  std::vector<double> sizes_x;
+  std::vector<double> sizes_y;
+  for (const auto& window : windows) {
+    starts_x.push_back(static_cast<double>(window.x1));
+    starts_y.push_back(static_cast<double>(window.y1));
+    sizes_x.push_back(static_cast<double>(window.x2 - window.x1));
+    sizes_y.push_back(static_cast<double>(window.y2 - window.y1));
+  }
+  const auto column = [&](const std::vector<double>& values) {
+    return torch::tensor(values, torch::kDouble).reshape({count, 1});
+  };
+  const auto steps = (torch::arange(side, torch::kDouble) + 0.5).reshape({1, side});
+  // One axis: [k, S] positions in the tile's pixels, then grid_sample's [-1, 1] (pixel
+  // p's centre is at (2p + 1) / extent - 1 without align_corners).
+  const auto axis = [&](const std::vector<double>& starts, const std::vector<double>& sizes, std::int64_t extent) {
+    const auto size = column(sizes);
+    const auto inside = torch::minimum(torch::clamp_min(steps * size / static_cast<double>(side) - 0.5, 0.0), size - 1);
+    return ((column(starts) + inside) * 2 + 1) / static_cast<double>(extent) - 1;
+  };
+  const auto x = axis(starts_x, sizes_x, width).to(device, torch::kFloat);
+  const auto y = axis(starts_y, sizes_y, height).to(device, torch::kFloat);
+  return torch::stack({x.unsqueeze(1).expand({count, side, side}), y.unsqueeze(2).expand({count, side, side})}, 3);
 }
 
 }  // namespace
@@ -77,17 +131,10 @@ CropClassifier::CropClassifier(CropClassifierOptions options, const DeviceChoice
   }
 }
 
-torch::Tensor CropClassifier::crop(const torch::Tensor& tile, const Box& box) const {
-  const auto height = tile.size(1);
-  const auto width = tile.size(2);
-  const auto margin = static_cast<double>(options_.margin);
-  // The pixels the box covers (corners truncated outwards) and the margin, in the tile.
-  const auto x1 = std::clamp(static_cast<std::int64_t>(std::floor(box.x1 - margin)), std::int64_t{0}, width);
-  const auto y1 = std::clamp(static_cast<std::int64_t>(std::floor(box.y1 - margin)), std::int64_t{0}, height);
-  const auto x2 = std::clamp(static_cast<std::int64_t>(std::ceil(box.x2 + margin)), std::int64_t{0}, width);
-  const auto y2 = std::clamp(static_cast<std::int64_t>(std::ceil(box.y2 + margin)), std::int64_t{0}, height);
-  if (x2 <= x1 || y2 <= y1) return {};
-  auto pixels = tile.slice(1, y1, y2).slice(2, x1, x2).unsqueeze(0).to(device_.device);
+torch::Tensor CropClassifier::classifier_values(const torch::Tensor& tile) const {
+  // Without waiting: the batch's host input stays as it is until the consumer returns,
+  // and classify() waits for the device before it does.
+  auto pixels = tile.unsqueeze(0).to(torch::TensorOptions().device(device_.device), /*non_blocking=*/true);
   if (raw_) {
     // The detector's values first, as the raw scaler makes them on the device.
     pixels = pixels.to(torch::kInt);
@@ -96,43 +143,73 @@ torch::Tensor CropClassifier::crop(const torch::Tensor& tile, const Box& box) co
   } else {
     pixels = pixels.to(torch::kFloat);
   }
-  pixels = pixels * gain_ + offset_;
-  const auto side = static_cast<std::int64_t>(options_.model.tile_size);
-  return torch::upsample_bilinear2d(pixels, {side, side}, false);
+  return pixels * gain_ + offset_;
 }
 
-void CropClassifier::run(std::vector<torch::Tensor>& crops, std::vector<CropClass*>& answers) {
-  if (crops.empty()) return;
+CropClassifier::Answers CropClassifier::run(std::vector<torch::Tensor>& crops) {
   const auto logits = model_.forward(torch::cat(crops, 0)).toTensor().to(torch::kFloat);
-  const auto [scores, labels] = torch::softmax(logits, 1).max(1);
-  const auto host_scores = scores.to(torch::kCPU).to(torch::kDouble);
-  const auto host_labels = labels.to(torch::kCPU).to(torch::kLong);
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    answers[i]->label = host_labels[static_cast<std::int64_t>(i)].item<std::int64_t>();
-    answers[i]->score = host_scores[static_cast<std::int64_t>(i)].item<double>();
-  }
   crops.clear();
-  answers.clear();
+  auto [scores, labels] = torch::softmax(logits, 1).max(1);
+  return {std::move(labels), std::move(scores)};
 }
 
 std::vector<std::vector<CropClass>> CropClassifier::classify(const torch::Tensor& inputs,
                                                              std::span<const std::vector<Box>> boxes) {
   const torch::InferenceMode inference;
+  const auto height = inputs.size(2);
+  const auto width = inputs.size(3);
+  const auto side = static_cast<std::int64_t>(options_.model.tile_size);
+  const auto batch = static_cast<std::size_t>(options_.batch_size);
   std::vector<std::vector<CropClass>> classes(boxes.size());
-  std::vector<torch::Tensor> crops;
-  std::vector<CropClass*> answers;
+  std::vector<torch::Tensor> crops;  // resized, [n, C, S, S] each, not yet classified
+  std::size_t waiting = 0;           // crops in `crops`
+  std::vector<CropClass*> answers;   // one per crop, in the order they were cut
+  std::vector<torch::Tensor> labels;
+  std::vector<torch::Tensor> scores;
+  const auto classify_waiting = [&] {
+    if (waiting == 0) return;
+    auto answered = run(crops);
+    labels.push_back(std::move(answered.labels));
+    scores.push_back(std::move(answered.scores));
+    waiting = 0;
+  };
   for (std::size_t tile = 0; tile < boxes.size(); ++tile) {
     classes[tile].resize(boxes[tile].size());
-    const auto pixels = inputs[static_cast<std::int64_t>(tile)];
+    std::vector<CropWindow> windows;
+    std::vector<CropClass*> tile_answers;
     for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
-      auto resized = crop(pixels, boxes[tile][i]);
-      if (!resized.defined()) continue;
-      crops.push_back(std::move(resized));
-      answers.push_back(&classes[tile][i]);
-      if (static_cast<int>(crops.size()) == options_.batch_size) run(crops, answers);
+      if (const auto window = crop_window(boxes[tile][i], options_.margin, width, height)) {
+        windows.push_back(*window);
+        tile_answers.push_back(&classes[tile][i]);
+      }
+    }
+    if (windows.empty()) continue;
+    const auto values = classifier_values(inputs[static_cast<std::int64_t>(tile)]);
+    // In pieces that fill the batch being made, so no grid or resized piece is larger
+    // than a batch.
+    for (std::size_t first = 0; first < windows.size();) {
+      const auto count = std::min(windows.size() - first, batch - waiting);
+      const auto piece = std::span(windows).subspan(first, count);
+      const auto grid = sampling_grid(piece, width, height, side, device_.device);
+      // Bilinear, zeros outside the tile (never sampled: the grid stays inside the crop),
+      // without align_corners, as upsample_bilinear2d.
+      crops.push_back(torch::grid_sampler(values.expand({static_cast<std::int64_t>(count), -1, -1, -1}), grid,
+                                          /*interpolation_mode=*/0, /*padding_mode=*/0, /*align_corners=*/false));
+      answers.insert(answers.end(), tile_answers.begin() + static_cast<std::ptrdiff_t>(first),
+                     tile_answers.begin() + static_cast<std::ptrdiff_t>(first + count));
+      waiting += count;
+      first += count;
+      if (waiting == batch) classify_waiting();
     }
   }
-  run(crops, answers);
+  classify_waiting();
+  if (answers.empty()) return classes;
+  // One wait for the device, at the end, rather than one a batch of crops.
+  const auto host_labels = torch::cat(labels).to(torch::kCPU, torch::kLong);
+  const auto host_scores = torch::cat(scores).to(torch::kCPU, torch::kDouble);
+  const auto* label = host_labels.data_ptr<std::int64_t>();
+  const auto* score = host_scores.data_ptr<double>();
+  for (std::size_t i = 0; i < answers.size(); ++i) *answers[i] = {label[i], score[i]};
   return classes;
 }
 

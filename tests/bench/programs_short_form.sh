@@ -63,6 +63,20 @@ else
   cat "$out" >&2
 fi
 
+# The crop classifier of task=detect against the classifier alone: 2 tiles of 64 px with
+# 10 boxes each, crops of 16 px, 2 rounds.
+"$bin/mgpr-test-model" last-band "$work/last-band.pt" >/dev/null
+out=$work/crops.txt
+if "$bin/mgpr-bench-crops" "$work/last-band.pt" --input-size 16 --tiles 2 --tile 64 --boxes 10 --box-min 4 \
+  --box-max 20 --rounds 2 --repeats 1 >"$out" 2>&1; then
+  check_ratio "mgpr crops end to end / model-only" "$out"
+  echo "crops: ${ratio:-none}"
+  [[ $(grep -c '^round [0-9]*: end to end .* (20 crops)' "$out") -eq 2 ]] || fail "mgpr-bench-crops: not 2 rounds of 20 crops"
+else
+  fail "mgpr-bench-crops exited non-zero"
+  cat "$out" >&2
+fi
+
 # The read path: a 512² GeoTIFF in 128² tiles is 16 tiles for each worker count.
 if [[ -x $bin/mgpr-bench-read && -x $bin/mgpr-test-image ]]; then
   "$bin/mgpr-test-image" --size 512 "$work/image.tif" >/dev/null

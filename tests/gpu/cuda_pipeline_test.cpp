@@ -142,14 +142,24 @@ TEST_F(CudaRuntime, ModelDeviceKeepsEachQueuedSlotsBatchItsOwn) {
   }
 }
 
-// Keeps each tile's logits, on the host.
+// Keeps each tile's logits and the pixels its batch's host input held for it when the
+// consumer got them (what the crop classifier reads), on the host.
 class RecordOutputs final : public rt::BatchConsumer {
  public:
   void consume(std::span<const rt::TileData> tiles, const torch::IValue& output) override {
     const auto logits = output.toTensor().to(torch::kCPU, torch::kFloat);
     for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id.row] = logits[static_cast<long>(i)];
   }
+  void consume_with_inputs(std::span<const rt::TileData> tiles, const torch::IValue& output,
+                           const torch::Tensor& inputs) override {
+    EXPECT_TRUE(inputs.device().is_cpu());
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      pixels_by_tile[tiles[i].tile.id.row] = inputs[static_cast<long>(i)].clone();
+    }
+    consume(tiles, output);
+  }
   std::map<int, torch::Tensor> by_tile;
+  std::map<int, torch::Tensor> pixels_by_tile;
 };
 
 rt::PipelineStats run_fake(const TestRun& config, RecordOutputs& outputs) {
@@ -173,6 +183,12 @@ TEST_F(CudaRuntime, PipelineOnGpuMatchesCpuTileForTile) {
   ASSERT_EQ(on_cpu.by_tile.size(), 24U);
   for (const auto& [tile, logits] : on_cpu.by_tile) {
     EXPECT_TRUE(torch::allclose(on_gpu.by_tile.at(tile), logits, 1e-4, 1e-4)) << "tile " << tile;
+  }
+  // The pinned slot a batch went to the card from still held the batch's own tiles when
+  // its output was consumed: no later batch had been read into it.
+  ASSERT_EQ(on_gpu.pixels_by_tile.size(), 24U);
+  for (const auto& [tile, pixels] : on_cpu.pixels_by_tile) {
+    EXPECT_TRUE(torch::equal(on_gpu.pixels_by_tile.at(tile), pixels)) << "tile " << tile;
   }
   EXPECT_EQ(stats.tiles, 24);
   EXPECT_EQ(stats.batches, 6);

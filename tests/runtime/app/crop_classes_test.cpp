@@ -82,8 +82,8 @@ TEST_F(CropClasses, EverySquareIsFoundOnceWithItsColourAtOneAndTwoRanks) {
            {"crops-2-dynamic", {"gpus=2", "sharding=dynamic"}}}) {
     const auto run = mgpr(detect(name, ranks));
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-    EXPECT_TRUE(contains(
-        run.out, "every box classified by " + path("colours.pt").string() + ": crops of 24 px, classes tinted, white"))
+    EXPECT_TRUE(contains(run.out, "every box classified by " + path("colours.pt").string() +
+                                      ": crops of 24 px in batches of 32, classes tinted, white"))
         << run.out;
     const auto table = path(name) / "two-colours_detections.csv";
     const auto rows = read_csv_rows(table);

@@ -2,14 +2,27 @@
 // from float32 tiles and from raw 8- and 16-bit ones, a detector's normalisation undone
 // into the classifier's, crop_margin clipped at the tile's edge, and a box with no pixel
 // in its tile left unclassified. The classifier tells white squares (last band at the
-// top of its range) from tinted ones (a little below).
+// top of its range) from tinted ones (a little below). Then the detect task's path on the
+// pipeline, on the CPU and on a GPU: a grid detector's boxes on raw 8-bit fake tiles, each
+// batch's crops cut from its host input while the consumer holds it.
 #include "tasks/crop_classifier.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "distributed/sharding.hpp"
 #include "mgpr/error.hpp"
+#include "pipeline/pipeline.hpp"
+#include "source/fake_source.hpp"
 #include "support/temp_dir.hpp"
+#include "tasks/detection_parse.hpp"
 #include "tools/known_models.hpp"
 
 namespace {
@@ -122,6 +135,61 @@ TEST_F(CropClassifierTest, TheMarginTakesInTheSurroundingsUpToTheTilesEdge) {
   EXPECT_EQ(classes[1][0].label, 0);
 }
 
+// A classifier whose three logits are ten times the mean of each band of its input:
+// its score (the largest softmax probability) moves with every resized pixel.
+std::filesystem::path band_means_classifier() {
+  const auto file = mgpr::test::program_temp_dir().path() / "band-means.pt";
+  torch::jit::Module module("BandMeans");
+  module.register_attribute("training", c10::BoolType::get(), false);
+  module.define(R"(
+def forward(self, x):
+    return torch.mean(x, dim=[2, 3]) * 10.0
+)");
+  module.save(file.string());
+  return file;
+}
+
+// Each crop resized on its own by upsample_bilinear2d (no align_corners) gives what the
+// classifier saw: crops smaller and larger than its input, one cut by the tile's edge,
+// one as wide as the tile, boxes at fractional corners, with a margin.
+TEST(CropClassifierResize, EveryCropIsResizedAsUpsampleBilinearResizesItAlone) {
+  constexpr int kTileSide = 40;
+  torch::manual_seed(3);
+  const auto tiles = torch::rand({2, 3, kTileSide, kTileSide});
+  const std::vector<std::vector<rt::Box>> boxes{
+      {{{}, 2.5, 3.2, 5.1, 6.9}, {{}, 0, 0, 40, 40}, {{}, 30.2, 1, 44, 9}},
+      {{{}, 10, 12, 33, 37.5}, {{}, 7, 20, 8, 21}},
+  };
+  constexpr int kMargin = 1;
+  const auto device = rt::DeviceChoice{};
+  rt::CropClassifierOptions options;
+  options.model = {band_means_classifier().string(), {}, kInput, "", {}};
+  options.margin = kMargin;
+  options.batch_size = 3;  // batches that end inside a tile's crops
+  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(device));
+  rt::CropClassifier crops(options, device, 3, plans, std::nullopt);
+  const auto classes = crops.classify(tiles, boxes);
+  ASSERT_EQ(classes.size(), 2U);
+  for (std::size_t tile = 0; tile < boxes.size(); ++tile) {
+    ASSERT_EQ(classes[tile].size(), boxes[tile].size());
+    for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
+      const auto& box = boxes[tile][i];
+      const auto cut = [](double at, std::int64_t limit) {
+        return std::clamp<std::int64_t>(static_cast<std::int64_t>(at), 0, limit);
+      };
+      const auto x1 = cut(std::floor(box.x1 - kMargin), kTileSide);
+      const auto y1 = cut(std::floor(box.y1 - kMargin), kTileSide);
+      const auto x2 = cut(std::ceil(box.x2 + kMargin), kTileSide);
+      const auto y2 = cut(std::ceil(box.y2 + kMargin), kTileSide);
+      const auto crop = tiles[static_cast<std::int64_t>(tile)].slice(1, y1, y2).slice(2, x1, x2).unsqueeze(0);
+      const auto resized = torch::upsample_bilinear2d(crop, {kInput, kInput}, false);
+      const auto [score, label] = torch::softmax(torch::mean(resized, {2, 3}) * 10.0, 1).max(1);
+      EXPECT_EQ(classes[tile][i].label, label.item<std::int64_t>()) << "tile " << tile << " box " << i;
+      EXPECT_NEAR(classes[tile][i].score, score.item<double>(), 1e-5) << "tile " << tile << " box " << i;
+    }
+  }
+}
+
 // The crops cross from the batch's host input to the GPU, are resized and classified
 // there; the classes come back the same.
 TEST_F(CropClassifierTest, OnAGpuTheClassesAreTheSame) {
@@ -145,6 +213,117 @@ TEST_F(CropClassifierTest, AClassifierThatRefusesItsCropsSizeIsNamed) {
     EXPECT_NE(text.find("the crop classifier, on crops of 20 px (the model card in last-band.pt's tile_size)"),
               std::string::npos)
         << text;
+  }
+}
+
+// Each tile's boxes and their classes, from the pipeline's post-processing thread.
+struct TileClasses {
+  std::vector<rt::Box> boxes;
+  std::vector<rt::CropClass> classes;
+};
+
+class ClassifyEveryBox final : public rt::BatchConsumer {
+ public:
+  explicit ClassifyEveryBox(rt::CropClassifier& crops) : crops_(crops) {}
+  void consume(std::span<const rt::TileData> /*tiles*/, const torch::IValue& /*output*/) override {
+    ADD_FAILURE() << "the pipeline gave the consumer no host input to cut crops from";
+  }
+  void consume_with_inputs(std::span<const rt::TileData> tiles, const torch::IValue& output,
+                           const torch::Tensor& inputs) override {
+    auto boxes = rt::parse_detections(output, static_cast<std::int64_t>(tiles.size()), 0.0, "the grid detector");
+    auto classes = crops_.classify(inputs, boxes);
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      by_tile[tiles[i].tile.id.row] = {std::move(boxes[i]), std::move(classes[i])};
+    }
+  }
+  std::map<int, TileClasses> by_tile;
+
+ private:
+  rt::CropClassifier& crops_;
+};
+
+constexpr int kFakeTile = 64;
+constexpr int kFakeTiles = 12;
+constexpr int kGrid = 4;               // boxes per side of a tile
+constexpr double kMeanLine = 0.5;      // the classifier's line on the last band's mean
+constexpr double kClearOfLine = 0.05;  // known answers only for crops this far from it
+
+// A grid detector and a classifier on the last band's mean, through the pipeline with
+// two readers and batches of 4, on `device`.
+std::map<int, TileClasses> classify_fake_tiles(const rt::DeviceChoice& device) {
+  const auto folder = mgpr::test::program_temp_dir().path();
+  const auto detector_file = folder / "grid-detector.pt";
+  const auto classifier_file = folder / "last-band-half.pt";
+  mgpr::test::grid_boxes_detector(kGrid).save(detector_file.string());
+  mgpr::test::last_band_classifier(kMeanLine, kInput).save(classifier_file.string());
+  const auto source = rt::make_fake_source({kFakeTiles, 0.0, rt::RawSample::kUInt8}, kFakeTile);
+  const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(device));
+  rt::TileModel detector({detector_file.string(), {}, kFakeTile}, device, source->channels(), plans);
+  rt::CropClassifierOptions options;
+  options.model = {classifier_file.string(), {}, kInput, "the model card in last-band-half.pt", {}};
+  options.class_names = {"dark", "bright"};
+  rt::CropClassifier crops(options, device, source->channels(), plans, source->raw_scaling());
+  ClassifyEveryBox consumer(crops);
+  (void)rt::run_pipeline({*source, 2, rt::make_static_feed(source->tiles(), 0, 1), 12}, detector, device, consumer,
+                         {4, {}, source->raw_scaling()});
+  return consumer.by_tile;
+}
+
+// The mean of the last band over a box's pixels (its corners rounded outwards), as
+// fractions of the range: the fake tile's own values, not the batch's.
+double last_band_mean(int tile, const rt::Box& box) {
+  double sum = 0;
+  int count = 0;
+  for (int y = static_cast<int>(std::floor(box.y1)); y < static_cast<int>(std::ceil(box.y2)); ++y) {
+    for (int x = static_cast<int>(std::floor(box.x1)); x < static_cast<int>(std::ceil(box.x2)); ++x) {
+      sum += rt::fake_pixel(tile, 2, y, x);
+      ++count;
+    }
+  }
+  return sum / count;
+}
+
+TEST(CropClassifierPipeline, EveryBatchsBoxesAreClassifiedFromItsOwnTiles) {
+  const auto by_tile = classify_fake_tiles({});
+  ASSERT_EQ(by_tile.size(), static_cast<std::size_t>(kFakeTiles));
+  int known = 0;
+  int bright = 0;
+  for (const auto& [tile, found] : by_tile) {
+    ASSERT_EQ(found.boxes.size(), static_cast<std::size_t>(kGrid * kGrid)) << "tile " << tile;
+    ASSERT_EQ(found.classes.size(), found.boxes.size());
+    for (std::size_t i = 0; i < found.boxes.size(); ++i) {
+      const double mean = last_band_mean(tile, found.boxes[i]);
+      bright += found.classes[i].label == 1 ? 1 : 0;
+      if (std::abs(mean - kMeanLine) < kClearOfLine) continue;
+      ++known;
+      EXPECT_EQ(found.classes[i].label, mean > kMeanLine ? 1 : 0)
+          << "tile " << tile << " box " << i << " mean " << mean;
+    }
+  }
+  // Enough of both classes that a crop from the wrong tile or place would show.
+  EXPECT_GT(known, kFakeTiles * kGrid * kGrid / 2);
+  constexpr int kBoxes = kFakeTiles * kGrid * kGrid;
+  EXPECT_GT(bright, kBoxes / 10);
+  EXPECT_GT(kBoxes - bright, kBoxes / 10);
+}
+
+// The same on a GPU: the detector and the classifier on the card, the crops cut from the
+// pinned slot the batch went to the card from; the classes are the CPU's.
+TEST(CropClassifierPipeline, OnAGpuEveryBoxHasTheCpusClass) {
+  if (!torch::cuda::is_available()) {
+    GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+  }
+  const auto on_cpu = classify_fake_tiles({});
+  const auto on_gpu = classify_fake_tiles({torch::Device(torch::kCUDA, 0), true, "a GPU"});
+  ASSERT_EQ(on_gpu.size(), on_cpu.size());
+  for (const auto& [tile, found] : on_cpu) {
+    const auto& gpu = on_gpu.at(tile);
+    ASSERT_EQ(gpu.boxes, found.boxes) << "tile " << tile;
+    ASSERT_EQ(gpu.classes.size(), found.classes.size());
+    for (std::size_t i = 0; i < found.classes.size(); ++i) {
+      EXPECT_EQ(gpu.classes[i].label, found.classes[i].label) << "tile " << tile << " box " << i;
+      EXPECT_NEAR(gpu.classes[i].score, found.classes[i].score, 1e-3) << "tile " << tile << " box " << i;
+    }
   }
 }
 
