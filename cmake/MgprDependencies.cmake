@@ -112,6 +112,11 @@ elseif(MGPR_WITH_GDAL)
   # is there (and serves fake data only when it is not).
   find_package(GDAL CONFIG QUIET)
 endif()
+if(TARGET GDAL::GDAL)
+  # GDAL's own SQLite: the GeoPackage writer writes the spatial index's tables itself
+  # (runtime/writers/gpkg_rtree.hpp) through the connection GDAL opened.
+  find_package(SQLite3 REQUIRED)
+endif()
 
 set(MGPR_HAVE_NCCL OFF)
 # A CPU-only LibTorch (MGPR_LIBTORCH_CPU_DIR) has no CUDA side for NCCL to work with.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "writers/gdal_write.hpp"
+#include "writers/gpkg_rtree.hpp"
 #include "writers/vector_output.hpp"
 
 namespace mgpr::runtime {
@@ -168,6 +169,9 @@ struct VectorFileWriter::Open {
   GDALDatasetUniquePtr dataset;
   std::vector<OGRLayer*> layers;
   std::vector<std::vector<VectorField>> fields;
+  // A GeoPackage layer's spatial index, written as features come (gpkg_rtree.hpp); null
+  // for another format, or where GDAL's triggers keep it.
+  std::vector<std::unique_ptr<output::GpkgRtree>> indexes;
   bool transactions = false;
   bool in_transaction = false;
   std::int64_t uncommitted = 0;
@@ -186,14 +190,18 @@ VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<
     auto& layer = create_layer(*open_->dataset, file, format, layers[i], crs[i].get());
     // A GeoPackage defers a layer's table to its first feature and lists its layers in
     // the order their tables came: made now, they stay in the order given, however
-    // their features arrive. Its spatial index is made now too and kept up to date as
-    // features come, while tiles still run: built at the end instead, from all
+    // their features arrive. Its spatial index is made now too and written as features
+    // come (gpkg_rtree.hpp), while tiles still run: built at the end instead, from all
     // features at once, it was most of the time after the last tile (GDAL 3.6).
     if (format.many_layers && layer.SyncToDisk() != OGRERR_NONE) {
       output::fail(file, fmt::format("creating layer '{}' failed", layers[i].name));
     }
     open_->layers.push_back(&layer);
     open_->fields.emplace_back(layers[i].fields.begin(), layers[i].fields.end());
+    open_->indexes.push_back(
+        format.format == OutputFormat::kGeoPackage
+            ? output::GpkgRtree::take_over(*open_->dataset, file, layer.GetName(), layer.GetGeometryColumn())
+            : nullptr);
   }
   // Transactions where the format has them: SQLite otherwise commits (and syncs) after
   // every feature.
@@ -219,6 +227,11 @@ void VectorFileWriter::append(std::size_t layer, std::span<const Record> records
     const OGRPolygon shape = output::ogr_polygon(record.geometry);
     row.SetGeometry(&shape);
     if (state.layers[layer]->CreateFeature(&row) != OGRERR_NONE) output::fail(state.file, "writing a feature failed");
+    if (auto* index = state.indexes[layer].get(); index != nullptr && !shape.IsEmpty()) {
+      OGREnvelope bounds;
+      shape.getEnvelope(&bounds);
+      index->add(row.GetFID(), {bounds.MinX, bounds.MaxX, bounds.MinY, bounds.MaxY});
+    }
     if (++state.uncommitted >= kFeaturesPerCommit) commit_features();
   }
 }
@@ -235,6 +248,17 @@ void VectorFileWriter::commit_features() {
 void VectorFileWriter::commit() {
   if (!open_) throw std::logic_error("a vector file committed twice");
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
+  auto& state = *open_;
+  // The spatial indexes' last nodes and triggers, in the last transaction.
+  for (auto& index : state.indexes) {
+    if (!index) continue;
+    if (state.transactions && !state.in_transaction) {
+      if (state.dataset->StartTransaction() != OGRERR_NONE) output::fail(state.file, "starting a transaction failed");
+      state.in_transaction = true;
+    }
+    index->finish();
+  }
+  state.indexes.clear();  // their statements finalized before GDAL closes the connection
   commit_features();
   output::close(open_->dataset, open_->file);
   open_->partial.commit();
