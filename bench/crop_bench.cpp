@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "model/backend_info.hpp"
@@ -28,15 +29,9 @@
 namespace {
 
 namespace rt = mgpr::runtime;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-  std::ranges::sort(values);
-  const auto middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
+using mgpr::bench::Clock;
+using mgpr::bench::median;
+using mgpr::bench::seconds_since;
 
 struct Layout {
   int tiles = 8;

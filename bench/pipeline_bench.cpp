@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "app/run_plan.hpp"
+#include "bench_timing.hpp"
 #include "detection_dump.hpp"
 #include "distributed/sharding.hpp"
 #include "mgpr/config.hpp"
@@ -34,20 +35,14 @@
 namespace {
 
 namespace rt = mgpr::runtime;
-using Clock = std::chrono::steady_clock;
+using mgpr::bench::Clock;
+using mgpr::bench::median;
+using mgpr::bench::seconds_since;
 
 class DiscardOutputs final : public rt::BatchConsumer {
  public:
   void consume(std::span<const rt::TileData>, const torch::IValue&) override {}
 };
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-  std::ranges::sort(values);
-  const auto middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 // The source's first `batch_size` tiles (again from the first when it has fewer), read
 // and scaled as the pipeline gives them to the model: [B, C, H, W] float32 on the host.
