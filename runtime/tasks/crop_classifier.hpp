@@ -66,8 +66,9 @@ class CropClassifier {
   // `tile` ([C, H, W] on the host) as the classifier's values, [1, C, H, W] float32 on
   // its device: one copy and one conversion for every crop of the tile.
   torch::Tensor classifier_values(const torch::Tensor& tile) const;
-  // The classifier on the crops gathered (emptied): each crop's class and its
-  // probability, left on the device so that the next crops are cut while it computes.
+  // The classifier on the crops cut so far in this call, at most a batch of them
+  // (emptied): each crop's class and its probability, left on the device so that the
+  // next crops are cut while it computes. Nothing outlives the call.
   struct Answers {
     torch::Tensor labels;
     torch::Tensor scores;

@@ -29,15 +29,6 @@ std::string quoted(const std::string& name) {
   return out + "\"";
 }
 
-// A statement, finalized when it goes.
-struct Statement {
-  Statement(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &handle, nullptr); }
-  ~Statement() { sqlite3_finalize(handle); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  sqlite3_stmt* handle = nullptr;
-};
-
 // Rounded outwards: the float32 at or below `value`, and at or above it.
 float down(double value) {
   auto rounded = static_cast<float>(value);
@@ -85,6 +76,23 @@ GpkgRtree::Cell bounds_of(std::int64_t id, const std::vector<GpkgRtree::Cell>& c
 
 }  // namespace
 
+void GpkgRtree::Finalize::operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+
+GpkgRtree::Statement GpkgRtree::prepare(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* statement = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(statement);
+    return nullptr;
+  }
+  return Statement(statement);
+}
+
+GpkgRtree::Statement GpkgRtree::prepare_or_fail(const std::string& sql) const {
+  auto statement = prepare(db_, sql);
+  if (!statement) fail(file_, fmt::format("preparing the spatial index's writes failed: {}", sqlite3_errmsg(db_)));
+  return statement;
+}
+
 std::unique_ptr<GpkgRtree> GpkgRtree::take_over(GDALDataset& dataset, const std::filesystem::path& file,
                                                 const std::string& table, const std::string& column) {
   auto* db = static_cast<sqlite3*>(dataset.GetInternalHandle("SQLITE_HANDLE"));
@@ -93,26 +101,27 @@ std::unique_ptr<GpkgRtree> GpkgRtree::take_over(GDALDataset& dataset, const std:
   if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive) != SQLITE_OK || defensive != 0) return nullptr;
   const auto index = fmt::format("rtree_{}_{}", table, column);
   // Made and empty: the root (node 1) its only node, no feature in it.
-  Statement shape(db, fmt::format("SELECT length(data), (SELECT count(*) FROM {0}), (SELECT count(*) FROM {1}) "
-                                  "FROM {0} WHERE nodeno = 1",
-                                  quoted(index + "_node"), quoted(index + "_rowid")));
-  if (shape.handle == nullptr || sqlite3_step(shape.handle) != SQLITE_ROW) return nullptr;
-  const int node_bytes = sqlite3_column_int(shape.handle, 0);
-  if (sqlite3_column_int64(shape.handle, 1) != 1 || sqlite3_column_int64(shape.handle, 2) != 0) return nullptr;
+  const auto shape =
+      prepare(db, fmt::format("SELECT length(data), (SELECT count(*) FROM {0}), (SELECT count(*) FROM {1}) "
+                              "FROM {0} WHERE nodeno = 1",
+                              quoted(index + "_node"), quoted(index + "_rowid")));
+  if (!shape || sqlite3_step(shape.get()) != SQLITE_ROW) return nullptr;
+  const int node_bytes = sqlite3_column_int(shape.get(), 0);
+  if (sqlite3_column_int64(shape.get(), 1) != 1 || sqlite3_column_int64(shape.get(), 2) != 0) return nullptr;
   if (node_bytes < static_cast<int>(kHeaderBytes + 2 * kCellBytes)) return nullptr;
   // GDAL's triggers that keep the index: remembered, to be made again at the end.
-  Statement listed(db,
-                   "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 AND "
-                   "substr(name, 1, length(?2)) = ?2 ORDER BY name");
-  if (listed.handle == nullptr) return nullptr;
+  const auto listed = prepare(db,
+                              "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 AND "
+                              "substr(name, 1, length(?2)) = ?2 ORDER BY name");
+  if (!listed) return nullptr;
   const auto prefix = index + "_";
-  sqlite3_bind_text(listed.handle, 1, table.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(listed.handle, 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(listed.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(listed.get(), 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<std::string> names;
   std::vector<std::string> sql;
-  while (sqlite3_step(listed.handle) == SQLITE_ROW) {
-    names.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(listed.handle, 0)));
-    sql.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(listed.handle, 1)));
+  while (sqlite3_step(listed.get()) == SQLITE_ROW) {
+    names.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(listed.get(), 0)));
+    sql.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(listed.get(), 1)));
   }
   if (names.empty()) return nullptr;
   std::unique_ptr<GpkgRtree> rtree(new GpkgRtree(db, file, index, node_bytes, std::move(sql)));
@@ -133,25 +142,15 @@ GpkgRtree::GpkgRtree(sqlite3* db, std::filesystem::path file, std::string index,
       node_bytes_(node_bytes),
       fanout_(std::min(kMaxCells, (static_cast<std::size_t>(node_bytes) - kHeaderBytes) / kCellBytes)),
       trigger_sql_(std::move(trigger_sql)) {
-  const auto prepare = [&](const std::string& sql) {
-    sqlite3_stmt* statement = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
-      fail(file_, fmt::format("preparing the spatial index's writes failed: {}", sqlite3_errmsg(db_)));
-    }
-    return statement;
-  };
   insert_node_ =
-      prepare(fmt::format("INSERT OR REPLACE INTO {}(nodeno, data) VALUES (?1, ?2)", quoted(index_ + "_node")));
-  insert_rowid_ = prepare(fmt::format("INSERT INTO {}(rowid, nodeno) VALUES (?1, ?2)", quoted(index_ + "_rowid")));
+      prepare_or_fail(fmt::format("INSERT OR REPLACE INTO {}(nodeno, data) VALUES (?1, ?2)", quoted(index_ + "_node")));
+  insert_rowid_ =
+      prepare_or_fail(fmt::format("INSERT INTO {}(rowid, nodeno) VALUES (?1, ?2)", quoted(index_ + "_rowid")));
   insert_parent_ =
-      prepare(fmt::format("INSERT INTO {}(nodeno, parentnode) VALUES (?1, ?2)", quoted(index_ + "_parent")));
+      prepare_or_fail(fmt::format("INSERT INTO {}(nodeno, parentnode) VALUES (?1, ?2)", quoted(index_ + "_parent")));
 }
 
-GpkgRtree::~GpkgRtree() {
-  sqlite3_finalize(insert_node_);
-  sqlite3_finalize(insert_rowid_);
-  sqlite3_finalize(insert_parent_);
-}
+GpkgRtree::~GpkgRtree() = default;
 
 void GpkgRtree::step(sqlite3_stmt* statement, const char* what) {
   const int status = sqlite3_step(statement);
@@ -173,18 +172,21 @@ void GpkgRtree::add_cell(std::size_t level, const Cell& cell) {
   }
   open_[level].push_back(cell);
   point_at(level, cell.id, numbers_[level]);
-  if (open_[level].size() < fanout_) return;
+  if (open_[level].size() == fanout_) close_node(level);
+}
+
+void GpkgRtree::close_node(std::size_t level) {
   const auto number = numbers_[level];
   write_node(number, level, false);
   const auto parent_cell = bounds_of(number, open_[level]);
   open_[level].clear();
   numbers_[level] = next_number_++;
-  add_cell(level + 1, parent_cell);
+  add_cell(level + 1, parent_cell);  // may grow open_: nothing of it is held across
 }
 
 // Where a child lives: a feature's leaf (`_rowid`), or a node's parent (`_parent`).
 void GpkgRtree::point_at(std::size_t level, std::int64_t child, std::int64_t node) {
-  auto* statement = level == 0 ? insert_rowid_ : insert_parent_;
+  auto* statement = (level == 0 ? insert_rowid_ : insert_parent_).get();
   sqlite3_bind_int64(statement, 1, child);
   sqlite3_bind_int64(statement, 2, node);
   step(statement, level == 0 ? "leaves" : "parents");
@@ -204,9 +206,9 @@ void GpkgRtree::write_node(std::int64_t number, std::size_t level, bool root) {
     put_float(at + 20, cell.max_y);
     at += kCellBytes;
   }
-  sqlite3_bind_int64(insert_node_, 1, number);
-  sqlite3_bind_blob(insert_node_, 2, data.data(), node_bytes_, SQLITE_TRANSIENT);
-  step(insert_node_, "nodes");
+  sqlite3_bind_int64(insert_node_.get(), 1, number);
+  sqlite3_bind_blob(insert_node_.get(), 2, data.data(), node_bytes_, SQLITE_TRANSIENT);
+  step(insert_node_.get(), "nodes");
 }
 
 void GpkgRtree::finish() {
@@ -219,20 +221,16 @@ void GpkgRtree::finish() {
     if (level + 1 == open_.size()) {
       write_node(1, level, true);
       const auto table = quoted(index_ + (level == 0 ? "_rowid" : "_parent"));
-      Statement repoint(db_, level == 0 ? fmt::format("UPDATE {} SET nodeno = 1 WHERE rowid = ?1", table)
-                                        : fmt::format("UPDATE {} SET parentnode = 1 WHERE nodeno = ?1", table));
+      const auto repoint =
+          prepare_or_fail(level == 0 ? fmt::format("UPDATE {} SET nodeno = 1 WHERE rowid = ?1", table)
+                                     : fmt::format("UPDATE {} SET parentnode = 1 WHERE nodeno = ?1", table));
       for (const auto& cell : open_[level]) {
-        sqlite3_bind_int64(repoint.handle, 1, cell.id);
-        step(repoint.handle, "root");
+        sqlite3_bind_int64(repoint.get(), 1, cell.id);
+        step(repoint.get(), "root");
       }
       break;
     }
-    if (open_[level].empty()) continue;
-    const auto number = numbers_[level];
-    write_node(number, level, false);
-    const auto parent_cell = bounds_of(number, open_[level]);
-    open_[level].clear();
-    add_cell(level + 1, parent_cell);
+    if (!open_[level].empty()) close_node(level);
   }
   for (const auto& sql : trigger_sql_) {
     if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {

@@ -71,7 +71,18 @@ class GpkgRtree {
  private:
   GpkgRtree(sqlite3* db, std::filesystem::path file, std::string index, int node_bytes,
             std::vector<std::string> trigger_sql);
+  // A prepared statement, finalized when it goes.
+  struct Finalize {
+    void operator()(sqlite3_stmt* statement) const;
+  };
+  using Statement = std::unique_ptr<sqlite3_stmt, Finalize>;
+  // `sql` prepared on `db`; null when SQLite refuses it.
+  static Statement prepare(sqlite3* db, const std::string& sql);
+  Statement prepare_or_fail(const std::string& sql) const;
+
   void add_cell(std::size_t level, const Cell& cell);
+  // Writes level's open node, hands its bounds to the level above and opens a new one.
+  void close_node(std::size_t level);
   void write_node(std::int64_t number, std::size_t level, bool root);
   void point_at(std::size_t level, std::int64_t child, std::int64_t node);
   void step(sqlite3_stmt* statement, const char* what);
@@ -85,9 +96,9 @@ class GpkgRtree {
   std::vector<std::vector<Cell>> open_;  // the open node of each level, leaves first
   std::vector<std::int64_t> numbers_;    // the number each open node will be written under
   std::int64_t next_number_ = 2;         // node 1 is the root, written last
-  sqlite3_stmt* insert_node_ = nullptr;
-  sqlite3_stmt* insert_rowid_ = nullptr;
-  sqlite3_stmt* insert_parent_ = nullptr;
+  Statement insert_node_;
+  Statement insert_rowid_;
+  Statement insert_parent_;
   bool finished_ = false;
 };
 
