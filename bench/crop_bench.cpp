@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
       const torch::InferenceMode inference;
       for (int i = 0; i < 3; ++i) alone.forward(ready);
     }
-    (void)crops.classify(tiles, boxes);
+    (void)crops.classify({tiles}, boxes);
     wait_for_device();
 
     std::vector<double> end_to_end;
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       const auto cut_started = Clock::now();
       std::int64_t classified = 0;
       for (int r = 0; r < repeats; ++r) {
-        for (const auto& tile : crops.classify(tiles, boxes)) {
+        for (const auto& tile : crops.classify({tiles}, boxes)) {
           classified += std::ranges::count_if(tile, [](const rt::CropClass& answer) { return answer.label >= 0; });
         }
       }

@@ -51,6 +51,13 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   if (plan.crop_classifier) {
     crop_classifier = std::make_unique<CropClassifier>(*plan.crop_classifier, plan.device, run.source->channels(),
                                                        plan.execution, run.source->raw_scaling());
+    // Crops that reach past their tile are read through a reader of their own: the
+    // classifier runs on the post-processing thread, not on a reader thread.
+    if (!run.source->rasters().empty()) {
+      CropReads reads{run.source->open_reader(), {}};
+      for (const auto& raster : run.source->rasters()) reads.rasters.push_back({raster.width, raster.height});
+      crop_classifier->read_past_tiles(std::move(reads));
+    }
   }
   run.output = make_task_output(plan_outputs(plan.output, *run.source), std::move(crop_classifier));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);

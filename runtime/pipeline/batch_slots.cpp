@@ -125,10 +125,11 @@ std::optional<int> BatchSlots::take_full(bool at_end) {
   return index;
 }
 
-torch::Tensor BatchSlots::input(int slot) const {
+BatchInput BatchSlots::input(int slot) const {
   const std::lock_guard lock(mutex_);
   const auto& taken = slots_.at(static_cast<std::size_t>(slot));
-  return taken.input.slice(0, 0, static_cast<std::int64_t>(taken.tiles.size()));
+  const auto rows = static_cast<std::int64_t>(taken.tiles.size());
+  return {taken.input.slice(0, 0, rows), taken.any_invalid ? taken.valid.slice(0, 0, rows) : torch::Tensor()};
 }
 
 bool BatchSlots::any_invalid(int slot) const {

@@ -40,9 +40,9 @@ class BatchSlots final : public TilePlacer {
   // A taken slot's tiles, in row order; the filling thread reads them before submitting,
   // the post-processing thread after collecting.
   std::vector<TileData>& tiles(int slot) { return slots_.at(static_cast<std::size_t>(slot)).tiles; }
-  // A taken slot's host input, its rows the slot's tiles; unchanged until the slot is
-  // given back.
-  [[nodiscard]] torch::Tensor input(int slot) const;
+  // A taken slot's host input, its rows the slot's tiles, with their valid masks when a
+  // raw tile has a missing pixel; unchanged until the slot is given back.
+  [[nodiscard]] BatchInput input(int slot) const;
   // Whether a tile of the taken slot has pixels to clear: its valid masks travel then.
   [[nodiscard]] bool any_invalid(int slot) const;
 

@@ -27,15 +27,23 @@ namespace mgpr::runtime {
 // Receives each batch's tiles with the model's output for them, on the host, on the
 // pipeline's post-processing thread, in the order the batches were submitted. The tiles'
 // pixels are gone by then (copied into the batch); their ids and masks remain.
+// A batch's host input as the device received it, for a consumer that reads its tiles'
+// pixels again (crops for a second model): `samples`, [tiles, C, H, W], float32 values or
+// raw samples; `valid`, [tiles, H, W] uint8 with 0 where a raw tile's pixel is missing,
+// when any is (undefined otherwise: float32 values hold a missing pixel as 0 already).
+struct BatchInput {
+  torch::Tensor samples;
+  torch::Tensor valid = {};
+};
+
 class BatchConsumer {
  public:
   virtual ~BatchConsumer() = default;
   virtual void consume(std::span<const TileData> tiles, const torch::IValue& output) = 0;
-  // The same with the batch's host input ([tiles, C, H, W], float32 values or raw
-  // samples), unchanged until this returns, for a consumer that reads the tiles' pixels
-  // again (crops for a second model); the default leaves it.
+  // The same with the batch's host input, unchanged until this returns, for a consumer
+  // that reads the tiles' pixels again; the default leaves it.
   virtual void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
-                                   const torch::Tensor& /*inputs*/) {
+                                   const BatchInput& /*input*/) {
     consume(tiles, output);
   }
   // A raster's read failed on this rank (its other tiles here are skipped): told once

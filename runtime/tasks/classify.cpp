@@ -42,7 +42,7 @@ class ClassifyOutput final : public TaskOutput {
   }
 
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
-                                        const torch::Tensor& /*inputs*/) override {
+                                        const BatchInput& /*input*/) override {
     const auto batch = static_cast<std::int64_t>(tiles.size());
     check_output(output, batch, tiles.front().height);
     const auto logits = output.toTensor().to(torch::kCPU, torch::kDouble);

@@ -40,7 +40,8 @@ TileModel load_classifier(const ModelOptions& options, const DeviceChoice& devic
 }
 
 // The pixels a box covers (corners rounded outwards) and `margin` on every side, cut at
-// the tile's edge: [x1, x2) x [y1, y2) in the tile; empty when the box misses the tile.
+// `width` x `height` (the tile's edge, or the raster's where it comes first): [x1, x2) x
+// [y1, y2) in the tile; empty when the box misses the tile.
 struct CropWindow {
   std::int64_t x1 = 0;
   std::int64_t y1 = 0;
@@ -55,6 +56,26 @@ std::optional<CropWindow> crop_window(const Box& box, double margin, std::int64_
                           std::clamp(static_cast<std::int64_t>(std::ceil(box.y2 + margin)), std::int64_t{0}, height)};
   if (window.x2 <= window.x1 || window.y2 <= window.y1) return std::nullopt;
   return window;
+}
+
+// A box's crop in its raster, when it reaches past its tile's `window` into the raster
+// (`raster`: its size): the box's pixels and margin, corners rounded outwards, cut at
+// the raster's edges. None when the crop lies in the tile (cut from the batch), misses
+// the raster, or is larger than a tile (`side`: read into a tile's buffer, it is cut at
+// the tile's edge instead).
+std::optional<PixelWindow> window_past_tile(const Box& box, double margin, const PixelWindow& window,
+                                            CropReads::Size raster, int side) {
+  const auto clamp = [](double value, int offset, int extent) {
+    return static_cast<int>(std::clamp(value + offset, 0.0, static_cast<double>(extent)));
+  };
+  const int x1 = clamp(std::floor(box.x1 - margin), window.x, raster.width);
+  const int y1 = clamp(std::floor(box.y1 - margin), window.y, raster.height);
+  const int x2 = clamp(std::ceil(box.x2 + margin), window.x, raster.width);
+  const int y2 = clamp(std::ceil(box.y2 + margin), window.y, raster.height);
+  const bool in_tile =
+      x1 >= window.x && y1 >= window.y && x2 <= window.x + window.width && y2 <= window.y + window.height;
+  if (x2 <= x1 || y2 <= y1 || in_tile || x2 - x1 > side || y2 - y1 > side) return std::nullopt;
+  return PixelWindow{x1, y1, x2 - x1, y2 - y1};
 }
 
 // Where each of the S x S input pixels of each crop samples the tile, as grid_sample's
@@ -131,19 +152,41 @@ CropClassifier::CropClassifier(CropClassifierOptions options, const DeviceChoice
   }
 }
 
-torch::Tensor CropClassifier::classifier_values(const torch::Tensor& tile) const {
+torch::Tensor CropClassifier::classifier_values(const torch::Tensor& tile, const torch::Tensor& valid) const {
   // Without waiting: the batch's host input stays as it is until the consumer returns,
-  // and classify() waits for the device before it does.
-  auto pixels = tile.unsqueeze(0).to(torch::TensorOptions().device(device_.device), /*non_blocking=*/true);
+  // and classify() waits for the device before it does. A window read from the raster
+  // is in pageable memory, which CUDA has copied from by the time the copy returns.
+  const auto on_device = torch::TensorOptions().device(device_.device);
+  auto pixels = tile.unsqueeze(0).to(on_device, /*non_blocking=*/true);
   if (raw_) {
-    // The detector's values first, as the raw scaler makes them on the device.
+    // The detector's values first, as the raw scaler makes them on the device: a missing
+    // pixel is 0.
     pixels = pixels.to(torch::kInt);
     if (*raw_ == RawSample::kUInt16) pixels = torch::bitwise_and(pixels, 0xFFFF);
     pixels = pixels.to(torch::kFloat) * raw_gain_ + raw_offset_;
+    if (valid.defined()) {
+      pixels = pixels * valid.to(on_device, /*non_blocking=*/true).to(torch::kFloat).unsqueeze(0).unsqueeze(0);
+    }
   } else {
     pixels = pixels.to(torch::kFloat);
   }
   return pixels * gain_ + offset_;
+}
+
+std::pair<torch::Tensor, torch::Tensor> CropClassifier::read_window(const Tile& tile, const PixelWindow& window) {
+  reads_.reader->read(Tile{tile.id, window}, read_);
+  const std::vector<std::int64_t> shape{read_.channels, read_.height, read_.width};
+  auto samples = read_.bytes.empty()
+                     ? torch::from_blob(read_.pixels.data(), shape, torch::kFloat)
+                     : torch::from_blob(read_.bytes.data(), shape,
+                                        read_.raw_sample == RawSample::kUInt8 ? torch::kByte : torch::kShort);
+  torch::Tensor valid;
+  if (!read_.valid.empty()) {
+    valid = torch::from_blob(read_.valid.data(), {read_.height, read_.width}, torch::kByte)
+                .slice(0, 0, window.height)
+                .slice(1, 0, window.width);
+  }
+  return {samples.slice(1, 0, window.height).slice(2, 0, window.width), valid};
 }
 
 CropClassifier::Answers CropClassifier::run(std::vector<torch::Tensor>& crops) {
@@ -153,11 +196,13 @@ CropClassifier::Answers CropClassifier::run(std::vector<torch::Tensor>& crops) {
   return {std::move(labels), std::move(scores)};
 }
 
-std::vector<std::vector<CropClass>> CropClassifier::classify(const torch::Tensor& inputs,
-                                                             std::span<const std::vector<Box>> boxes) {
+std::vector<std::vector<CropClass>> CropClassifier::classify(const BatchInput& input,
+                                                             std::span<const std::vector<Box>> boxes,
+                                                             std::span<const TileData> tiles) {
   const torch::InferenceMode inference;
-  const auto height = inputs.size(2);
-  const auto width = inputs.size(3);
+  const auto& samples = input.samples;
+  const auto height = samples.size(2);
+  const auto width = samples.size(3);
   const auto side = static_cast<std::int64_t>(options_.model.tile_size);
   const auto batch = static_cast<std::size_t>(options_.batch_size);
   std::vector<std::vector<CropClass>> classes(boxes.size());
@@ -173,33 +218,65 @@ std::vector<std::vector<CropClass>> CropClassifier::classify(const torch::Tensor
     scores.push_back(std::move(answered.scores));
     waiting = 0;
   };
-  for (std::size_t tile = 0; tile < boxes.size(); ++tile) {
-    classes[tile].resize(boxes[tile].size());
-    std::vector<CropWindow> windows;
-    std::vector<CropClass*> tile_answers;
-    for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
-      if (const auto window = crop_window(boxes[tile][i], options_.margin, width, height)) {
-        windows.push_back(*window);
-        tile_answers.push_back(&classes[tile][i]);
-      }
-    }
-    if (windows.empty()) continue;
-    const auto values = classifier_values(inputs[static_cast<std::int64_t>(tile)]);
-    // In pieces that fill the batch being made, so no grid or resized piece is larger
-    // than a batch.
+  // The crops `windows` of `values` (a tile's, or a window read from the raster, [1, C,
+  // h, w] on the device), whose classes go to `to`: in pieces that fill the batch being
+  // made, so no grid or resized piece is larger than a batch.
+  const auto cut = [&](const torch::Tensor& values, std::span<const CropWindow> windows,
+                       std::span<CropClass* const> to) {
     for (std::size_t first = 0; first < windows.size();) {
       const auto count = std::min(windows.size() - first, batch - waiting);
-      const auto piece = std::span(windows).subspan(first, count);
-      const auto grid = sampling_grid(piece, width, height, side, device_.device);
+      const auto grid =
+          sampling_grid(windows.subspan(first, count), values.size(3), values.size(2), side, device_.device);
       // Bilinear, zeros outside the tile (never sampled: the grid stays inside the crop),
       // without align_corners, as upsample_bilinear2d.
       crops.push_back(torch::grid_sampler(values.expand({static_cast<std::int64_t>(count), -1, -1, -1}), grid,
                                           /*interpolation_mode=*/0, /*padding_mode=*/0, /*align_corners=*/false));
-      answers.insert(answers.end(), tile_answers.begin() + static_cast<std::ptrdiff_t>(first),
-                     tile_answers.begin() + static_cast<std::ptrdiff_t>(first + count));
+      answers.insert(answers.end(), to.begin() + static_cast<std::ptrdiff_t>(first),
+                     to.begin() + static_cast<std::ptrdiff_t>(first + count));
       waiting += count;
       first += count;
       if (waiting == batch) classify_waiting();
+    }
+  };
+  for (std::size_t tile = 0; tile < boxes.size(); ++tile) {
+    classes[tile].resize(boxes[tile].size());
+    // With the tile's place known, crops stop at the raster's edge and those that reach
+    // past the tile into the raster are read from it.
+    const Tile* placed = reads_.reader && tile < tiles.size() ? &tiles[tile].tile : nullptr;
+    auto limit_x = width;
+    auto limit_y = height;
+    CropReads::Size raster;
+    if (placed != nullptr) {
+      raster = reads_.rasters.at(static_cast<std::size_t>(placed->id.image));
+      limit_x = std::min<std::int64_t>(width, raster.width - placed->window.x);
+      limit_y = std::min<std::int64_t>(height, raster.height - placed->window.y);
+    }
+    std::vector<CropWindow> windows;
+    std::vector<CropClass*> tile_answers;
+    std::vector<std::pair<PixelWindow, CropClass*>> past_tile;
+    for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
+      const auto& box = boxes[tile][i];
+      if (placed != nullptr) {
+        if (const auto window = window_past_tile(box, options_.margin, placed->window, raster,
+                                                 static_cast<int>(std::min(width, height)))) {
+          past_tile.emplace_back(*window, &classes[tile][i]);
+          continue;
+        }
+      }
+      if (const auto window = crop_window(box, options_.margin, limit_x, limit_y)) {
+        windows.push_back(*window);
+        tile_answers.push_back(&classes[tile][i]);
+      }
+    }
+    if (!windows.empty()) {
+      const auto row = static_cast<std::int64_t>(tile);
+      cut(classifier_values(samples[row], input.valid.defined() ? input.valid[row] : torch::Tensor()), windows,
+          tile_answers);
+    }
+    for (const auto& [window, answer] : past_tile) {
+      const auto [pixels, valid] = read_window(*placed, window);
+      const CropWindow whole{0, 0, window.width, window.height};
+      cut(classifier_values(pixels, valid), std::span(&whole, 1), std::span(&answer, 1));
     }
   }
   classify_waiting();

@@ -1,23 +1,27 @@
 #pragma once
-// task=detect with classify_model=: a second model classifies every box's crop, taken
-// from the tile the box was found in while that tile is still in the batch's host input
-// (no read again), with crop_margin pixels of context, resized to the classifier's input
-// on its device (bilinear, the aspect ratio not kept, as DeepForest's CropModel does) and
-// classified in batches. A tile goes to the device once, and all its crops are cut and
-// resized there in one call; the classes come back once per batch of tiles. Each rank
-// classifies the boxes of its own tiles before their results leave it, so the labels are
-// journaled with the boxes: a resumed run does not classify again, and the merge keeps a
-// label with the copy of a box it keeps.
+// task=detect with classify_model=: a second model classifies every box's crop, with
+// crop_margin pixels of context, taken from the tile the box was found in while that tile
+// is still in the batch's host input, or read from the raster when the crop reaches past
+// that tile (CropReads); resized to the classifier's input on its device (bilinear, the
+// aspect ratio not kept, as DeepForest's CropModel does) and classified in batches. A
+// tile goes to the device once, and all its crops are cut and resized there in one call;
+// the classes come back once per batch of tiles. Each rank classifies the boxes of its
+// own tiles before their results leave it, so the labels are journaled with the boxes: a
+// resumed run does not classify again, and the merge keeps a label with the copy of a box
+// it keeps.
 #include <torch/script.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "geometry/box_merge.hpp"
 #include "model/model.hpp"
+#include "pipeline/pipeline.hpp"
 #include "source/tile_source.hpp"
 
 namespace mgpr::runtime {
@@ -48,6 +52,18 @@ struct CropClass {
   double score = 0;
 };
 
+// Where a crop that reaches past its tile into the raster is read: a reader of the run's
+// source, for the one thread that classifies, and each raster's size in the pixels tiles
+// are counted in (RasterDescription's width and height).
+struct CropReads {
+  struct Size {
+    int width = 0;
+    int height = 0;
+  };
+  std::unique_ptr<TileReader> reader;
+  std::vector<Size> rasters;  // by TileId::image
+};
+
 class CropClassifier {
  public:
   // Loads the classifier and checks it on one crop of its input size (a UsageError names
@@ -56,16 +72,26 @@ class CropClassifier {
   CropClassifier(CropClassifierOptions options, const DeviceChoice& device, int channels,
                  std::span<const ExecutionPlan> plans, std::optional<RawScaling> raw);
 
-  // For tile i of a batch (`inputs`: the batch's host input, [tiles, C, H, W], float32
-  // values or raw samples), the classes of boxes[i], given in the tile's pixels.
-  std::vector<std::vector<CropClass>> classify(const torch::Tensor& inputs, std::span<const std::vector<Box>> boxes);
+  // From now on, a crop that reaches past its tile into its raster is read from the
+  // raster (classify() given the batch's `tiles`), unless it is larger than a tile.
+  void read_past_tiles(CropReads reads) { reads_ = std::move(reads); }
+
+  // For tile i of a batch (`input`: the batch's host input), the classes of boxes[i],
+  // given in the tile's pixels. `tiles`: the batch's tiles, their windows in their
+  // rasters; without them every crop is cut at its tile's edge.
+  std::vector<std::vector<CropClass>> classify(const BatchInput& input, std::span<const std::vector<Box>> boxes,
+                                               std::span<const TileData> tiles = {});
 
   [[nodiscard]] const std::vector<std::string>& class_names() const { return options_.class_names; }
 
  private:
-  // `tile` ([C, H, W] on the host) as the classifier's values, [1, C, H, W] float32 on
-  // its device: one copy and one conversion for every crop of the tile.
-  torch::Tensor classifier_values(const torch::Tensor& tile) const;
+  // `tile` ([C, H, W] on the host; `valid`, [H, W] uint8, or undefined) as the
+  // classifier's values, [1, C, H, W] float32 on its device: one copy and one conversion
+  // for every crop of the tile.
+  torch::Tensor classifier_values(const torch::Tensor& tile, const torch::Tensor& valid) const;
+  // `window` of the raster `tile` lies in, read through reads_ as a tile's samples are
+  // ([C, h, w] and its valid mask, on the host, in read_'s buffers).
+  std::pair<torch::Tensor, torch::Tensor> read_window(const Tile& tile, const PixelWindow& window);
   // The classifier on the crops cut so far in this call, at most a batch of them
   // (emptied): each crop's class and its probability, left on the device so that the
   // next crops are cut while it computes. Nothing outlives the call.
@@ -86,6 +112,8 @@ class CropClassifier {
   torch::Tensor gain_;
   torch::Tensor offset_;
   TileModel model_;
+  CropReads reads_;  // no reader: crops are cut at their tile's edge
+  TileData read_;    // the last crop read from a raster, its buffers reused
 };
 
 }  // namespace mgpr::runtime

@@ -80,13 +80,13 @@ class DetectOutput final : public TaskOutput {
   }
 
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
-                                        const torch::Tensor& inputs) override {
+                                        const BatchInput& input) override {
     auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.options.score_threshold,
                                      plan_.options.model);
     // Classified in the tile's own pixels, before the boxes are placed in the raster.
     if (classifier_) {
-      if (!inputs.defined()) throw std::logic_error("a crop classifier without the batch's pixels");
-      const auto classes = classifier_->classify(inputs, per_tile);
+      if (!input.samples.defined()) throw std::logic_error("a crop classifier without the batch's pixels");
+      const auto classes = classifier_->classify(input, per_tile, tiles);
       for (std::size_t i = 0; i < per_tile.size(); ++i) {
         for (std::size_t k = 0; k < per_tile[i].size(); ++k) {
           per_tile[i][k].crop_label = classes[i][k].label;

@@ -108,7 +108,7 @@ class SegmentOutput final : public TaskOutput {
   }
 
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
-                                        const torch::Tensor& /*inputs*/) override {
+                                        const BatchInput& /*input*/) override {
     const auto batch = static_cast<std::int64_t>(tiles.size());
     PixelResults pixels;
     if (output.isTuple()) {

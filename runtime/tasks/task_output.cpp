@@ -16,12 +16,12 @@
 namespace mgpr::runtime {
 
 void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& output) {
-  consume_with_inputs(tiles, output, {});
+  consume_with_inputs(tiles, output, BatchInput{});
 }
 
 void TaskOutput::consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
-                                     const torch::Tensor& inputs) {
-  auto encoded = encode_batch(tiles, output, inputs);
+                                     const BatchInput& input) {
+  auto encoded = encode_batch(tiles, output, input);
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     if (journal_ != nullptr) journal_->append(tiles[i].tile.id, encoded[i]);
     ++tiles_done_[tiles[i].tile.id.image];

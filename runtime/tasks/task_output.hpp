@@ -51,8 +51,7 @@ class TaskOutput : public BatchConsumer {
   // Encodes the batch's results, records them in the journal (when set) and flushes it,
   // then hands them to the sink (when set) or keeps them.
   void consume(std::span<const TileData> tiles, const torch::IValue& output) final;
-  void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output,
-                           const torch::Tensor& inputs) final;
+  void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output, const BatchInput& input) final;
   void set_journal(TileJournal* journal) { journal_ = journal; }
   void set_sink(ResultSink* sink) { sink_ = sink; }
   // Passed on to the sink (when set).
@@ -98,10 +97,10 @@ class TaskOutput : public BatchConsumer {
   std::vector<std::filesystem::path> write_outputs(const TileResults& all, const RasterFailures& failed);
 
  protected:
-  // One result per tile, in the batch's order; each a single line of text. `inputs`: the
+  // One result per tile, in the batch's order; each a single line of text. `input`: the
   // batch's host input (pipeline.hpp), undefined where the caller has none.
   virtual std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
-                                                const torch::Tensor& inputs) = 0;
+                                                const BatchInput& input) = 0;
 
  private:
   TileJournal* journal_ = nullptr;

@@ -81,6 +81,22 @@ class CarryTest(unittest.TestCase):
             self.assertIn("bin/mgpr is missing", problems)
             self.assertTrue(any("over the 50 MiB" in problem for problem in problems), problems)
 
+    def test_the_end_to_end_carry_counts_the_libraries_it_packs(self):
+        with tempfile.TemporaryDirectory() as folder:
+            provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
+            carry = Path(folder) / "carry"
+            (carry / "bin").mkdir(parents=True)
+            for name in gpu_carry.GDAL_PROGRAMS:
+                shutil.copy(PROGRAM, carry / "bin" / name)
+            (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
+            (carry / gpu_carry.LIBRARIES).write_bytes(b"")
+            self.assertEqual(gpu_carry.carry_programs(carry), gpu_carry.GDAL_PROGRAMS)
+            problems = gpu_carry.check_carry(carry)
+            self.assertEqual(len(problems), len(gpu_carry.GDAL_PROGRAMS), problems)
+            self.assertTrue(all("needs libc.so.6" in problem for problem in problems), problems)
+            (carry / gpu_carry.CARRIED).write_text("libc.so.6\n")
+            self.assertEqual(gpu_carry.check_carry(carry), [])
+
     def test_no_wheel_list_says_how_to_build_one(self):
         with tempfile.TemporaryDirectory() as folder:
             problems = gpu_carry.check_carry(Path(folder))

@@ -151,10 +151,10 @@ class RecordOutputs final : public rt::BatchConsumer {
     for (std::size_t i = 0; i < tiles.size(); ++i) by_tile[tiles[i].tile.id.row] = logits[static_cast<long>(i)];
   }
   void consume_with_inputs(std::span<const rt::TileData> tiles, const torch::IValue& output,
-                           const torch::Tensor& inputs) override {
-    EXPECT_TRUE(inputs.device().is_cpu());
+                           const rt::BatchInput& input) override {
+    EXPECT_TRUE(input.samples.device().is_cpu());
     for (std::size_t i = 0; i < tiles.size(); ++i) {
-      pixels_by_tile[tiles[i].tile.id.row] = inputs[static_cast<long>(i)].clone();
+      pixels_by_tile[tiles[i].tile.id.row] = input.samples[static_cast<long>(i)].clone();
     }
     consume(tiles, output);
   }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,15 @@ using mgpr::run_command;
 
 using mgpr::test::contains;
 
+// A program under test: the one this build made (`built`), or, with MGPR_TEST_PROGRAMS
+// set, the program of that name in that folder: bench/gpu-check runs the suite on a
+// machine the build folder's paths do not reach.
+inline std::string program(const char* built) {
+  const char* folder = std::getenv("MGPR_TEST_PROGRAMS");
+  if (folder == nullptr || *folder == '\0') return built;
+  return (fs::path(folder) / fs::path(built).filename()).string();
+}
+
 class MgprCli : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -47,7 +57,7 @@ class MgprCli : public testing::Test {
   static fs::path test_model(const std::string& kind, const std::string& name,
                              const std::vector<std::string>& options = {}) {
     const auto file = path(name);
-    std::vector<std::string> argv{MGPR_TEST_MODEL, kind, file.string()};
+    std::vector<std::string> argv{program(MGPR_TEST_MODEL), kind, file.string()};
     argv.insert(argv.end(), options.begin(), options.end());
     const auto made = run_command(argv);
     EXPECT_EQ(made.exit_code, 0) << "mgpr-test-model " << kind << ": " << made.err;
@@ -87,7 +97,7 @@ class MgprCli : public testing::Test {
   }
 
   static CommandResult mgpr(std::vector<std::string> arguments) {
-    arguments.insert(arguments.begin(), MGPR_BINARY);
+    arguments.insert(arguments.begin(), program(MGPR_BINARY));
     return run_command(arguments);
   }
 

@@ -76,7 +76,8 @@ class RecordingOutput final : public mgpr::runtime::TaskOutput {
 
  protected:
   std::vector<std::string> encode_batch(std::span<const mgpr::runtime::TileData> /*tiles*/,
-                                        const torch::IValue& /*output*/, const torch::Tensor& /*inputs*/) override {
+                                        const torch::IValue& /*output*/,
+                                        const mgpr::runtime::BatchInput& /*input*/) override {
     return {};
   }
 

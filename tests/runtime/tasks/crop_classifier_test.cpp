@@ -1,7 +1,8 @@
 // The crop classifier of task=detect (classify_model=) on batches made here: crops cut
 // from float32 tiles and from raw 8- and 16-bit ones, a detector's normalisation undone
-// into the classifier's, crop_margin clipped at the tile's edge, and a box with no pixel
-// in its tile left unclassified. The classifier tells white squares (last band at the
+// into the classifier's, crop_margin clipped at the tile's edge, a raw tile's missing
+// pixels, and a box with no pixel in its tile left unclassified; crops that reach past
+// their tile read from the raster. The classifier tells white squares (last band at the
 // top of its range) from tinted ones (a little below). Then the detect task's path on the
 // pipeline, on the CPU and on a GPU: a grid detector's boxes on raw 8-bit fake tiles, each
 // batch's crops cut from its host input while the consumer holds it.
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "distributed/sharding.hpp"
 #include "mgpr/error.hpp"
@@ -103,7 +105,7 @@ class CropClassifierTest : public testing::Test {
 TEST_F(CropClassifierTest, FloatTilesAreCroppedResizedAndClassified) {
   auto crops = classifier();
   // A box wholly outside its tile has no crop: no class.
-  const auto classes = crops.classify(fractions().to(torch::kFloat), boxes_with({rt::Box{{}, 40, 2, 50, 9}}));
+  const auto classes = crops.classify({fractions().to(torch::kFloat)}, boxes_with({rt::Box{{}, 40, 2, 50, 9}}));
   expect_colours(classes);
   ASSERT_EQ(classes[1].size(), 2U);
   EXPECT_EQ(classes[1][1].label, -1);
@@ -112,25 +114,25 @@ TEST_F(CropClassifierTest, FloatTilesAreCroppedResizedAndClassified) {
 // The detector saw (fraction - 0.5) / 0.25; the classifier wants the fraction itself.
 TEST_F(CropClassifierTest, TheDetectorsNormalisationBecomesTheClassifiers) {
   auto crops = classifier({0.5}, {0.25});
-  expect_colours(crops.classify(((fractions() - 0.5) / 0.25).to(torch::kFloat), boxes_with()));
+  expect_colours(crops.classify({((fractions() - 0.5) / 0.25).to(torch::kFloat)}, boxes_with()));
 }
 
 TEST_F(CropClassifierTest, RawEightAndSixteenBitTilesAreScaledFirst) {
   auto bytes =
       classifier({}, {}, 0, rt::RawScaling{{1 / 255.F, 1 / 255.F, 1 / 255.F}, {0, 0, 0}, rt::RawSample::kUInt8});
-  expect_colours(bytes.classify(torch::round(fractions() * 255).to(torch::kByte), boxes_with()));
+  expect_colours(bytes.classify({torch::round(fractions() * 255).to(torch::kByte)}, boxes_with()));
   // UInt16 travels as int16's bits: 65535 and 64224 read back as negative numbers.
   const float unit = 1 / 65535.F;
   auto words = classifier({}, {}, 0, rt::RawScaling{{unit, unit, unit}, {0, 0, 0}, rt::RawSample::kUInt16});
   const auto raw = torch::round(fractions() * 65535).to(torch::kInt);
-  expect_colours(words.classify(torch::where(raw > 32767, raw - 65536, raw).to(torch::kShort), boxes_with()));
+  expect_colours(words.classify({torch::where(raw > 32767, raw - 65536, raw).to(torch::kShort)}, boxes_with()));
 }
 
 // The margin brings in the dark background (the white square's mean falls below the
 // threshold), clipped at the tile's edge where the square is cut.
 TEST_F(CropClassifierTest, TheMarginTakesInTheSurroundingsUpToTheTilesEdge) {
   auto crops = classifier({}, {}, 2);
-  const auto classes = crops.classify(fractions().to(torch::kFloat), boxes_with());
+  const auto classes = crops.classify({fractions().to(torch::kFloat)}, boxes_with());
   EXPECT_EQ(classes[0][0].label, 0) << "white, with its surroundings";
   EXPECT_EQ(classes[1][0].label, 0);
 }
@@ -168,7 +170,7 @@ TEST(CropClassifierResize, EveryCropIsResizedAsUpsampleBilinearResizesItAlone) {
   options.batch_size = 3;  // batches that end inside a tile's crops
   const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(device));
   rt::CropClassifier crops(options, device, 3, plans, std::nullopt);
-  const auto classes = crops.classify(tiles, boxes);
+  const auto classes = crops.classify({tiles}, boxes);
   ASSERT_EQ(classes.size(), 2U);
   for (std::size_t tile = 0; tile < boxes.size(); ++tile) {
     ASSERT_EQ(classes[tile].size(), boxes[tile].size());
@@ -190,6 +192,117 @@ TEST(CropClassifierResize, EveryCropIsResizedAsUpsampleBilinearResizesItAlone) {
   }
 }
 
+// A raster held whole in memory, read as the run's readers read one: the window's
+// float32 values at the top left of a tile-sized buffer, 0 elsewhere. Counts its reads.
+class MemoryRaster final : public rt::TileReader {
+ public:
+  MemoryRaster(torch::Tensor raster, int side, int& reads) : raster_(std::move(raster)), side_(side), reads_(reads) {}
+  void read(const rt::Tile& tile, rt::TileData& out) override {
+    ++reads_;
+    const auto& window = tile.window;
+    auto buffer = torch::zeros({raster_.size(0), side_, side_});
+    buffer.slice(1, 0, window.height)
+        .slice(2, 0, window.width)
+        .copy_(raster_.slice(1, window.y, window.y + window.height).slice(2, window.x, window.x + window.width));
+    out.tile = tile;
+    out.channels = static_cast<int>(raster_.size(0));
+    out.height = side_;
+    out.width = side_;
+    out.pixels.assign(buffer.data_ptr<float>(), buffer.data_ptr<float>() + buffer.numel());
+    out.bytes.clear();
+    out.valid.clear();
+  }
+
+ private:
+  torch::Tensor raster_;  // [C, H, W] float32
+  int side_;
+  int& reads_;
+};
+
+// Two tiles side by side over a 64 x 32 raster, crops with a margin of 4: those that reach
+// past their tile into the other are read from the raster and classified as the raster's
+// own crops are; those in their tile, stopped by the raster's edge, or larger than a tile
+// are not read.
+void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& device) {
+  constexpr int kTile = 32;
+  constexpr int kMargin = 4;
+  torch::manual_seed(5);
+  // Random, with a stripe bright in band 1 just past the first tile's edge and one in band
+  // 2 just before it, so that a crop's class scores tell what lies past its tile's edge.
+  auto raster = torch::rand({3, kTile, 2 * kTile});
+  raster[0].slice(1, kTile, kTile + kMargin).fill_(1.0);
+  raster[1].slice(1, kTile - kMargin, kTile).fill_(1.0);
+  std::vector<rt::TileData> tiles(2);
+  tiles[0].tile = {{0, 0, 0}, {0, 0, kTile, kTile}};
+  tiles[1].tile = {{0, 0, 1}, {kTile, 0, kTile, kTile}};
+  const auto batch = torch::stack({raster.slice(2, 0, kTile), raster.slice(2, kTile, 2 * kTile)});
+  const std::vector<std::vector<rt::Box>> boxes{
+      {{{}, 24, 8, 30, 16}, {{}, 4, 4, 12, 12}},                       // into tile 1; inside
+      {{{}, 1, 20, 6, 26}, {{}, 28, 4, 32, 10}, {{}, 2, 0, 30, 30}}};  // into tile 0; the edge; larger
+  const auto make = [&] {
+    rt::CropClassifierOptions options;
+    options.model = {band_means_classifier().string(), {}, kInput, "", {}};
+    options.margin = kMargin;
+    const auto plans = rt::plan_execution({mgpr::Precision::kFp32, false, true}, rt::execution_facts(device));
+    return rt::CropClassifier(options, device, 3, plans, std::nullopt);
+  };
+  int reads = 0;
+  auto reading = make();
+  reading.read_past_tiles({std::make_unique<MemoryRaster>(raster, kTile, reads), {{2 * kTile, kTile}}});
+  const auto classes = reading.classify({batch}, boxes, tiles);
+  EXPECT_EQ(reads, 2) << "the two crops that reach into the other tile, and no other";
+  // The truth: the raster as one tile. And crops cut at their tile's edge, as without reads.
+  auto whole = make();
+  std::vector<rt::Box> shifted = boxes[0];
+  for (auto box : boxes[1]) {
+    box.x1 += kTile;
+    box.x2 += kTile;
+    shifted.push_back(box);
+  }
+  const auto truth = whole.classify({raster.unsqueeze(0)}, std::vector<std::vector<rt::Box>>{shifted})[0];
+  const auto cut = make().classify({batch}, boxes);
+  ASSERT_EQ(classes.size(), 2U);
+  ASSERT_EQ(classes[0].size(), 2U);
+  ASSERT_EQ(classes[1].size(), 3U);
+  const std::vector<rt::CropClass> found{classes[0][0], classes[0][1], classes[1][0], classes[1][1], classes[1][2]};
+  const std::vector<rt::CropClass> expected{truth[0], truth[1], truth[2], truth[3], cut[1][2]};
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    EXPECT_EQ(found[i].label, expected[i].label) << "box " << i;
+    EXPECT_NEAR(found[i].score, expected[i].score, 1e-5) << "box " << i;
+  }
+  // The crops read differ from those cut at the tile's edge: the test tells them apart.
+  EXPECT_GT(std::abs(cut[0][0].score - truth[0].score), 1e-3);
+  EXPECT_GT(std::abs(cut[1][0].score - truth[2].score), 1e-3);
+}
+
+TEST(CropClassifierReads, ACropPastItsTileIsReadFromTheRaster) {
+  expect_crops_past_their_tile_read_from_the_raster({});
+}
+
+TEST(CropClassifierReads, OnAGpuACropPastItsTileIsReadFromTheRaster) {
+  if (!torch::cuda::is_available()) {
+    GTEST_SKIP() << "no CUDA device visible to LibTorch (CPU-only build or no GPU on this machine)";
+  }
+  expect_crops_past_their_tile_read_from_the_raster({torch::Device(torch::kCUDA, 0), true, "a GPU"});
+}
+
+// The detector saw (fraction - 0.5) / 0.25 from raw bytes, so a pixel the source marks
+// missing (the detector's 0) is the fraction 0.5 to the classifier: the white square,
+// marked missing in its tile's valid mask, reads as the background.
+TEST_F(CropClassifierTest, AMissingPixelOfARawTileIsTheDetectorsZero) {
+  const float gain = 1 / 255.F / 0.25F;
+  auto crops = classifier({0.5}, {0.25}, 0, rt::RawScaling{{gain, gain, gain}, {-2, -2, -2}, rt::RawSample::kUInt8});
+  const auto bytes = torch::round(fractions() * 255).to(torch::kByte);
+  auto valid = torch::ones({2, kSide, kSide}, torch::kByte);
+  valid[0].slice(0, 4, 12).slice(1, 4, 12).fill_(0);  // the white square of the first tile
+  const auto classes = crops.classify({bytes, valid}, boxes_with());
+  EXPECT_EQ(classes[0][0].label, 0) << "the white square, missing";
+  EXPECT_EQ(classes[0][1].label, 0);
+  EXPECT_EQ(classes[1][0].label, 0);
+  // Without the masks it is white: the mask, not the scaling, made it so.
+  EXPECT_EQ(crops.classify({bytes}, boxes_with())[0][0].label, 1);
+}
+
 // The crops cross from the batch's host input to the GPU, are resized and classified
 // there; the classes come back the same.
 TEST_F(CropClassifierTest, OnAGpuTheClassesAreTheSame) {
@@ -198,10 +311,10 @@ TEST_F(CropClassifierTest, OnAGpuTheClassesAreTheSame) {
   }
   const rt::DeviceChoice gpu{torch::Device(torch::kCUDA, 0), true, "a GPU"};
   auto floats = classifier({}, {}, 0, std::nullopt, kInput, gpu);
-  expect_colours(floats.classify(fractions().to(torch::kFloat), boxes_with()));
+  expect_colours(floats.classify({fractions().to(torch::kFloat)}, boxes_with()));
   auto bytes = classifier(
       {}, {}, 0, rt::RawScaling{{1 / 255.F, 1 / 255.F, 1 / 255.F}, {0, 0, 0}, rt::RawSample::kUInt8}, kInput, gpu);
-  expect_colours(bytes.classify(torch::round(fractions() * 255).to(torch::kByte).pin_memory(), boxes_with()));
+  expect_colours(bytes.classify({torch::round(fractions() * 255).to(torch::kByte).pin_memory()}, boxes_with()));
 }
 
 TEST_F(CropClassifierTest, AClassifierThatRefusesItsCropsSizeIsNamed) {
@@ -229,9 +342,9 @@ class ClassifyEveryBox final : public rt::BatchConsumer {
     ADD_FAILURE() << "the pipeline gave the consumer no host input to cut crops from";
   }
   void consume_with_inputs(std::span<const rt::TileData> tiles, const torch::IValue& output,
-                           const torch::Tensor& inputs) override {
+                           const rt::BatchInput& input) override {
     auto boxes = rt::parse_detections(output, static_cast<std::int64_t>(tiles.size()), 0.0, "the grid detector");
-    auto classes = crops_.classify(inputs, boxes);
+    auto classes = crops_.classify(input, boxes, tiles);
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       by_tile[tiles[i].tile.id.row] = {std::move(boxes[i]), std::move(classes[i])};
     }
