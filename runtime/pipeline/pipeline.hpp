@@ -24,9 +24,6 @@
 
 namespace mgpr::runtime {
 
-// Receives each batch's tiles with the model's output for them, on the host, on the
-// pipeline's post-processing thread, in the order the batches were submitted. The tiles'
-// pixels are gone by then (copied into the batch); their ids and masks remain.
 // A batch's host input as the device received it, for a consumer that reads its tiles'
 // pixels again (crops for a second model): `samples`, [tiles, C, H, W], float32 values or
 // raw samples; `valid`, [tiles, H, W] uint8 with 0 where a raw tile's pixel is missing,
@@ -36,6 +33,9 @@ struct BatchInput {
   torch::Tensor valid = {};
 };
 
+// Receives each batch's tiles with the model's output for them, on the host, on the
+// pipeline's post-processing thread, in the order the batches were submitted. The tiles'
+// pixels are gone by then (copied into the batch); their ids and masks remain.
 class BatchConsumer {
  public:
   virtual ~BatchConsumer() = default;

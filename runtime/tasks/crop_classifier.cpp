@@ -173,8 +173,22 @@ torch::Tensor CropClassifier::classifier_values(const torch::Tensor& tile, const
   return pixels * gain_ + offset_;
 }
 
-std::pair<torch::Tensor, torch::Tensor> CropClassifier::read_window(const Tile& tile, const PixelWindow& window) {
-  reads_.reader->read(Tile{tile.id, window}, read_);
+std::optional<std::pair<torch::Tensor, torch::Tensor>> CropClassifier::read_window(const Tile& tile,
+                                                                                   const PixelWindow& window) {
+  try {
+    reads_.reader->read(Tile{tile.id, window}, read_);
+  } catch (const std::runtime_error& refused) {
+    // The tile itself was read moments ago: a crop the raster refuses now (after the
+    // reader's own retries) costs its context past the tile, not the run.
+    if (!read_refused_) {
+      fmt::print(stderr,
+                 "mgpr: warning: a crop reaching past its tile could not be read from the raster ({}); such crops "
+                 "are cut at their tile's edge\n",
+                 refused.what());
+    }
+    read_refused_ = true;
+    return std::nullopt;
+  }
   const std::vector<std::int64_t> shape{read_.channels, read_.height, read_.width};
   auto samples = read_.bytes.empty()
                      ? torch::from_blob(read_.pixels.data(), shape, torch::kFloat)
@@ -186,7 +200,7 @@ std::pair<torch::Tensor, torch::Tensor> CropClassifier::read_window(const Tile& 
                 .slice(0, 0, window.height)
                 .slice(1, 0, window.width);
   }
-  return {samples.slice(1, 0, window.height).slice(2, 0, window.width), valid};
+  return std::pair{samples.slice(1, 0, window.height).slice(2, 0, window.width), valid};
 }
 
 CropClassifier::Answers CropClassifier::run(std::vector<torch::Tensor>& crops) {
@@ -253,30 +267,37 @@ std::vector<std::vector<CropClass>> CropClassifier::classify(const BatchInput& i
     }
     std::vector<CropWindow> windows;
     std::vector<CropClass*> tile_answers;
-    std::vector<std::pair<PixelWindow, CropClass*>> past_tile;
-    for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
-      const auto& box = boxes[tile][i];
-      if (placed != nullptr) {
-        if (const auto window = window_past_tile(box, options_.margin, placed->window, raster,
-                                                 static_cast<int>(std::min(width, height)))) {
-          past_tile.emplace_back(*window, &classes[tile][i]);
-          continue;
-        }
-      }
-      if (const auto window = crop_window(box, options_.margin, limit_x, limit_y)) {
+    std::vector<std::pair<std::size_t, PixelWindow>> past_tile;  // boxes whose crops are read, and where
+    const auto cut_from_tile = [&](std::size_t i) {
+      if (const auto window = crop_window(boxes[tile][i], options_.margin, limit_x, limit_y)) {
         windows.push_back(*window);
         tile_answers.push_back(&classes[tile][i]);
       }
+    };
+    for (std::size_t i = 0; i < boxes[tile].size(); ++i) {
+      const auto window = placed == nullptr ? std::nullopt
+                                            : window_past_tile(boxes[tile][i], options_.margin, placed->window, raster,
+                                                               static_cast<int>(std::min(width, height)));
+      if (window) {
+        past_tile.emplace_back(i, *window);
+      } else {
+        cut_from_tile(i);
+      }
+    }
+    for (const auto& [i, window] : past_tile) {
+      const auto read = read_window(*placed, window);
+      if (!read) {
+        cut_from_tile(i);  // the raster refused the read: cut at the tile's edge, as without reads
+        continue;
+      }
+      const CropWindow whole{0, 0, window.width, window.height};
+      CropClass* const answer = &classes[tile][i];
+      cut(classifier_values(read->first, read->second), std::span(&whole, 1), std::span(&answer, 1));
     }
     if (!windows.empty()) {
       const auto row = static_cast<std::int64_t>(tile);
       cut(classifier_values(samples[row], input.valid.defined() ? input.valid[row] : torch::Tensor()), windows,
           tile_answers);
-    }
-    for (const auto& [window, answer] : past_tile) {
-      const auto [pixels, valid] = read_window(*placed, window);
-      const CropWindow whole{0, 0, window.width, window.height};
-      cut(classifier_values(pixels, valid), std::span(&whole, 1), std::span(&answer, 1));
     }
   }
   classify_waiting();

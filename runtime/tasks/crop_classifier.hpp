@@ -90,8 +90,9 @@ class CropClassifier {
   // for every crop of the tile.
   torch::Tensor classifier_values(const torch::Tensor& tile, const torch::Tensor& valid) const;
   // `window` of the raster `tile` lies in, read through reads_ as a tile's samples are
-  // ([C, h, w] and its valid mask, on the host, in read_'s buffers).
-  std::pair<torch::Tensor, torch::Tensor> read_window(const Tile& tile, const PixelWindow& window);
+  // ([C, h, w] and its valid mask, on the host, in read_'s buffers); none when the read
+  // fails (warned once).
+  std::optional<std::pair<torch::Tensor, torch::Tensor>> read_window(const Tile& tile, const PixelWindow& window);
   // The classifier on the crops cut so far in this call, at most a batch of them
   // (emptied): each crop's class and its probability, left on the device so that the
   // next crops are cut while it computes. Nothing outlives the call.
@@ -112,8 +113,9 @@ class CropClassifier {
   torch::Tensor gain_;
   torch::Tensor offset_;
   TileModel model_;
-  CropReads reads_;  // no reader: crops are cut at their tile's edge
-  TileData read_;    // the last crop read from a raster, its buffers reused
+  CropReads reads_;            // no reader: crops are cut at their tile's edge
+  TileData read_;              // the last crop read from a raster, its buffers reused
+  bool read_refused_ = false;  // a read failed: warned
 };
 
 }  // namespace mgpr::runtime

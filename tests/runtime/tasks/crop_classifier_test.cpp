@@ -18,12 +18,14 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "distributed/sharding.hpp"
 #include "mgpr/error.hpp"
 #include "pipeline/pipeline.hpp"
 #include "source/fake_source.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text_search.hpp"
 #include "tasks/detection_parse.hpp"
 #include "tools/known_models.hpp"
 
@@ -193,12 +195,15 @@ TEST(CropClassifierResize, EveryCropIsResizedAsUpsampleBilinearResizesItAlone) {
 }
 
 // A raster held whole in memory, read as the run's readers read one: the window's
-// float32 values at the top left of a tile-sized buffer, 0 elsewhere. Counts its reads.
+// float32 values at the top left of a tile-sized buffer, 0 elsewhere. Counts its reads;
+// with `refuse`, fails every one as a read that failed for good does.
 class MemoryRaster final : public rt::TileReader {
  public:
-  MemoryRaster(torch::Tensor raster, int side, int& reads) : raster_(std::move(raster)), side_(side), reads_(reads) {}
+  MemoryRaster(torch::Tensor raster, int side, int& reads, bool refuse)
+      : raster_(std::move(raster)), side_(side), reads_(reads), refuse_(refuse) {}
   void read(const rt::Tile& tile, rt::TileData& out) override {
     ++reads_;
+    if (refuse_) throw std::runtime_error("the raster in memory refuses every read");
     const auto& window = tile.window;
     auto buffer = torch::zeros({raster_.size(0), side_, side_});
     buffer.slice(1, 0, window.height)
@@ -217,13 +222,15 @@ class MemoryRaster final : public rt::TileReader {
   torch::Tensor raster_;  // [C, H, W] float32
   int side_;
   int& reads_;
+  bool refuse_;
 };
 
 // Two tiles side by side over a 64 x 32 raster, crops with a margin of 4: those that reach
 // past their tile into the other are read from the raster and classified as the raster's
 // own crops are; those in their tile, stopped by the raster's edge, or larger than a tile
-// are not read.
-void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& device) {
+// are not read. When the raster refuses the reads (`refused`), every crop is cut at its
+// tile's edge, as without reads, and the run goes on.
+void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& device, bool refused = false) {
   constexpr int kTile = 32;
   constexpr int kMargin = 4;
   torch::manual_seed(5);
@@ -248,8 +255,10 @@ void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& d
   };
   int reads = 0;
   auto reading = make();
-  reading.read_past_tiles({std::make_unique<MemoryRaster>(raster, kTile, reads), {{2 * kTile, kTile}}});
+  reading.read_past_tiles({std::make_unique<MemoryRaster>(raster, kTile, reads, refused), {{2 * kTile, kTile}}});
+  testing::internal::CaptureStderr();
   const auto classes = reading.classify({batch}, boxes, tiles);
+  const auto warned = testing::internal::GetCapturedStderr();
   EXPECT_EQ(reads, 2) << "the two crops that reach into the other tile, and no other";
   // The truth: the raster as one tile. And crops cut at their tile's edge, as without reads.
   auto whole = make();
@@ -265,11 +274,17 @@ void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& d
   ASSERT_EQ(classes[0].size(), 2U);
   ASSERT_EQ(classes[1].size(), 3U);
   const std::vector<rt::CropClass> found{classes[0][0], classes[0][1], classes[1][0], classes[1][1], classes[1][2]};
-  const std::vector<rt::CropClass> expected{truth[0], truth[1], truth[2], truth[3], cut[1][2]};
+  const std::vector<rt::CropClass> expected = refused
+                                                  ? std::vector{cut[0][0], cut[0][1], cut[1][0], cut[1][1], cut[1][2]}
+                                                  : std::vector{truth[0], truth[1], truth[2], truth[3], cut[1][2]};
   for (std::size_t i = 0; i < found.size(); ++i) {
     EXPECT_EQ(found[i].label, expected[i].label) << "box " << i;
     EXPECT_NEAR(found[i].score, expected[i].score, 1e-5) << "box " << i;
   }
+  // A refusal is told once, naming what the reader said.
+  EXPECT_EQ(mgpr::test::count(warned, "could not be read from the raster (the raster in memory refuses"),
+            refused ? 1U : 0U)
+      << warned;
   // The crops read differ from those cut at the tile's edge: the test tells them apart.
   EXPECT_GT(std::abs(cut[0][0].score - truth[0].score), 1e-3);
   EXPECT_GT(std::abs(cut[1][0].score - truth[2].score), 1e-3);
@@ -277,6 +292,10 @@ void expect_crops_past_their_tile_read_from_the_raster(const rt::DeviceChoice& d
 
 TEST(CropClassifierReads, ACropPastItsTileIsReadFromTheRaster) {
   expect_crops_past_their_tile_read_from_the_raster({});
+}
+
+TEST(CropClassifierReads, ACropTheRasterRefusesIsCutAtItsTilesEdge) {
+  expect_crops_past_their_tile_read_from_the_raster({}, true);
 }
 
 TEST(CropClassifierReads, OnAGpuACropPastItsTileIsReadFromTheRaster) {
