@@ -61,12 +61,10 @@ def check_carry(carry: Path) -> list:
     if not listed.is_file():
         return [f"{carry}: no wheel-libraries file: build the carry with scripts/build-for-gpu"]
     provided = set(listed.read_text().split())
-    binaries = [carry / "bin" / name for name in carry_programs(carry)]
-    if (carry / LIBRARIES).is_file():
-        carried = carry / CARRIED
-        provided |= set(carried.read_text().split()) if carried.is_file() else set()
-    else:
-        binaries.append(carry / OPERATORS)
+    binaries = [carry / "bin" / name for name in carry_programs(carry)] + [carry / OPERATORS]
+    carried = carry / CARRIED
+    if (carry / LIBRARIES).is_file() and carried.is_file():
+        provided |= set(carried.read_text().split())
     for binary in binaries:
         if not binary.is_file():
             problems.append(f"{binary.relative_to(carry)} is missing")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The models bench/gpu-check runs, exported with the GPU machine's own torch and torchvision.
 
-  gpu_models.py DIR           writes DIR/resnet50.pt, retinanet.pt, fasterrcnn.pt, deepforest.pt
-  gpu_models.py DIR NAME...   only those named (resnet50, retinanet, fasterrcnn, deepforest)
+  gpu_models.py DIR           writes DIR/resnet50.pt, retinanet.pt, fasterrcnn.pt, deepforest.pt, cropmodel.pt
+  gpu_models.py DIR NAME...   only those named (resnet50, retinanet, fasterrcnn, deepforest, cropmodel)
 
 Nothing can be downloaded there, so the weights are random, from one seed. Random
 detector heads score every anchor alike (RetinaNet's prior makes every score about 0.01),
@@ -10,7 +10,8 @@ so a comparison of boxes would compare ties; the last classification layer is sc
 here so that scores follow the image and spread over (0, 1), as a trained head's do.
 The detectors go through scripts/mgpr_export.py, as a user's would: RetinaNet and
 Faster R-CNN at the tile's own size (800 px), DeepForest's RetinaNet with its card and
-its own resizing.
+its own resizing; the crop classifier (cropmodel) as DeepForest's CropModel is one, a
+ResNet-50 on 224 px crops, with 54 classes as its genus model has, and its card.
 """
 import sys
 import time
@@ -45,6 +46,17 @@ def export_resnet50(folder: Path) -> None:
     torch.jit.script(network).save(str(folder / "resnet50.pt"))
 
 
+# DeepForest's genus crop model classifies 54 genera.
+CROP_CLASSES = 54
+
+
+def export_cropmodel(folder: Path) -> None:
+    torch.manual_seed(SEED)
+    network = mgpr_export.build_torchvision("cropmodel", CROP_CLASSES, 0.0, 0)
+    mgpr_export.save_for_mgpr(mgpr_export.wrap("cropmodel", network), str(folder / "cropmodel.pt"),
+                              mgpr_export.model_card(**mgpr_export.CROPMODEL_CARD))
+
+
 def export_detector(folder: Path, arch: str) -> None:
     torch.manual_seed(SEED)
     if arch == "deepforest":
@@ -60,7 +72,7 @@ def export_detector(folder: Path, arch: str) -> None:
     mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"), card)
 
 
-MODELS = ("resnet50", "retinanet", "fasterrcnn", "deepforest")
+MODELS = ("resnet50", "retinanet", "fasterrcnn", "deepforest", "cropmodel")
 
 
 def main() -> int:
@@ -75,6 +87,8 @@ def main() -> int:
     for name in names:
         if name == "resnet50":
             export_resnet50(folder)
+        elif name == "cropmodel":
+            export_cropmodel(folder)
         else:
             export_detector(folder, name)
     print(f"exported {' '.join(names)} (torch {torch.__version__}, torchvision {torchvision.__version__}) in "

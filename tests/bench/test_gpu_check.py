@@ -86,13 +86,15 @@ class CarryTest(unittest.TestCase):
             provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
             carry = Path(folder) / "carry"
             (carry / "bin").mkdir(parents=True)
+            (carry / "lib").mkdir()
             for name in gpu_carry.GDAL_PROGRAMS:
                 shutil.copy(PROGRAM, carry / "bin" / name)
+            shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
             (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
             (carry / gpu_carry.LIBRARIES).write_bytes(b"")
             self.assertEqual(gpu_carry.carry_programs(carry), gpu_carry.GDAL_PROGRAMS)
             problems = gpu_carry.check_carry(carry)
-            self.assertEqual(len(problems), len(gpu_carry.GDAL_PROGRAMS), problems)
+            self.assertEqual(len(problems), len(gpu_carry.GDAL_PROGRAMS) + 1, problems)
             self.assertTrue(all("needs libc.so.6" in problem for problem in problems), problems)
             (carry / gpu_carry.CARRIED).write_text("libc.so.6\n")
             self.assertEqual(gpu_carry.check_carry(carry), [])
