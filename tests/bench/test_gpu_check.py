@@ -40,11 +40,11 @@ def readelf_needed(path: Path):
 
 
 class CarryTest(unittest.TestCase):
-    def make_carry(self, folder: Path, provided) -> Path:
+    def make_carry(self, folder: Path, provided, programs=gpu_carry.PROGRAMS) -> Path:
         carry = folder / "carry"
         (carry / "bin").mkdir(parents=True)
         (carry / "lib").mkdir()
-        for name in gpu_carry.PROGRAMS:
+        for name in programs:
             shutil.copy(PROGRAM, carry / "bin" / name)
         shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
         (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
@@ -84,13 +84,7 @@ class CarryTest(unittest.TestCase):
     def test_the_end_to_end_carry_counts_the_libraries_it_packs(self):
         with tempfile.TemporaryDirectory() as folder:
             provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
-            carry = Path(folder) / "carry"
-            (carry / "bin").mkdir(parents=True)
-            (carry / "lib").mkdir()
-            for name in gpu_carry.GDAL_PROGRAMS:
-                shutil.copy(PROGRAM, carry / "bin" / name)
-            shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
-            (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
+            carry = self.make_carry(Path(folder), provided, gpu_carry.GDAL_PROGRAMS)
             (carry / gpu_carry.LIBRARIES).write_bytes(b"")
             self.assertEqual(gpu_carry.carry_programs(carry), gpu_carry.GDAL_PROGRAMS)
             problems = gpu_carry.check_carry(carry)
