@@ -7,6 +7,7 @@
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/log_layout.hpp"
+#include "mgpr/rank_endings.hpp"
 #include "mgpr/version.hpp"
 #include "shell_quote.hpp"
 
@@ -27,6 +28,32 @@ std::string sbatch_line_value(std::string_view value, std::string_view what) {
     }
   }
   return std::string(value);
+}
+
+// The job script's case over the word the plugin left in the endings file: each row of
+// the table says whether running the job again can help, and why. A kill from outside
+// is requeued a bounded number of times (Slurm's SLURM_RESTART_COUNT counts them).
+std::string ending_decisions() {
+  std::string text = "case \"$ending\" in\n";
+  for (const auto& row : kRankEndings) {
+    const auto why = shell_quote(std::string(row.why));
+    if (row.requeue) {
+      text += fmt::format(
+          "  {0})\n"
+          "    if [ \"${{SLURM_RESTART_COUNT:-0}}\" -lt {1} ]; then\n"
+          "      echo \"mgpr: requeueing job $SLURM_JOB_ID:\" {2} >&2\n"
+          "      scontrol requeue \"$SLURM_JOB_ID\"\n"
+          "    else\n"
+          "      echo \"mgpr: not requeueing job $SLURM_JOB_ID, requeued {1} times already:\" {2} >&2\n"
+          "    fi\n"
+          "    ;;\n",
+          row.word, kRequeuesAfterAKill, why);
+    } else {
+      text +=
+          fmt::format("  {})\n    echo \"mgpr: not requeueing job $SLURM_JOB_ID:\" {} >&2\n    ;;\n", row.word, why);
+    }
+  }
+  return text + "esac";
 }
 
 }  // namespace
@@ -102,6 +129,8 @@ TemplateValues script_values(const SubmitRequest& request) {
       {"mgpr_command", shell_quote(request.mgpr_command)},
       {"stopped_exit_code", std::to_string(kExitStopped)},
       {"walltime_signal_exit_code", std::to_string(128 + SIGUSR2)},  // srun's status for a task USR2 ended
+      {"endings_file", kStepEndingsFile},
+      {"ending_decisions", ending_decisions()},
   };
 }
 

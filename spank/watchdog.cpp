@@ -1,10 +1,16 @@
 #include "watchdog.hpp"
 
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <csignal>
 
 #include "diagnoses.hpp"
 #include "log.hpp"
+#include "mgpr/log_layout.hpp"
+#include "slurm_state.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -32,10 +38,40 @@ void Watchdog::task_exited(int rank, int wait_status) {
   {
     const std::lock_guard lock(mutex_);
     exited_ranks_.insert(rank);
+    // A single rank has no peer to release.
+    if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status});
   }
-  // A single rank has no peer to release.
-  if (config_.world_size > 1 && exit_ends_step(wait_status)) {
-    end_step(early_exit_message(config_.job_id, config_.step_id, config_.host, rank, wait_status));
+  wake_.notify_all();
+}
+
+void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
+  while (!exits_to_judge_.empty() && !ending_since_) {
+    const TaskExit exit = exits_to_judge_.front();
+    exits_to_judge_.erase(exits_to_judge_.begin());
+    if (WIFSIGNALED(exit.wait_status)) {
+      const int signal = WTERMSIG(exit.wait_status);
+      if (signal == SIGTERM || signal == SIGINT || signal == SIGHUP) told_to_stop_ = true;
+    }
+    ExitFacts facts{.job_id = config_.job_id,
+                    .step_id = config_.step_id,
+                    .host = config_.host,
+                    .rank = exit.rank,
+                    .wait_status = exit.wait_status,
+                    .step_told_to_stop = told_to_stop_,
+                    .out_of_memory = std::nullopt};
+    lock.unlock();
+    // Only a kill needs the slow facts: slurmctld's view and the memory cgroup.
+    if (WIFSIGNALED(exit.wait_status) && WTERMSIG(exit.wait_status) == SIGKILL) {
+      facts.slurm_ends_step = slurm_ends_step(config_.job_id, config_.step_id).value_or(false);
+      const auto kills = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
+      if (kills && oom_kills_at_start_) facts.out_of_memory = *kills > *oom_kills_at_start_;
+    }
+    const auto verdict = judge_exit(facts);
+    if (verdict.end_step) {
+      record_ending(verdict.ending, exit.rank);
+      end_step(verdict.message);
+    }
+    lock.lock();
   }
 }
 
@@ -46,6 +82,7 @@ void Watchdog::watch(const std::stop_token& stop) {
   try {
     std::unique_lock lock(mutex_);
     while (!stop.stop_requested()) {
+      judge_exits(lock);
       if (ending_since_) {
         if (std::chrono::steady_clock::now() - *ending_since_ >= kKillGrace) {
           lock.unlock();
@@ -58,7 +95,7 @@ void Watchdog::watch(const std::stop_token& stop) {
         if (verdict.end_step) end_step(verdict.message);
         lock.lock();
       }
-      wake_.wait_for(lock, stop, kPollInterval, [] { return false; });
+      wake_.wait_for(lock, stop, kPollInterval, [this] { return !exits_to_judge_.empty() && !ending_since_; });
     }
   } catch (const std::exception& error) {
     try {
@@ -112,6 +149,18 @@ void Watchdog::end_step(const std::string& message) {
   log_error("{}", message);
   record_diagnosis(config_.user, config_.log_dir, message);
   signal_step(SIGTERM);
+}
+
+void Watchdog::record_ending(RankEnding ending, int rank) const {
+  // The job script reads the first line after srun to decide whether to requeue.
+  guarded("endings", ErrorPrefix::kNone, [&] {
+    try {
+      append_file_as(config_.user, config_.log_dir, kStepEndingsFile,
+                     fmt::format("{} {} {} {}\n", config_.step_id, rank_ending_row(ending).word, rank, config_.host));
+    } catch (const std::exception& error) {
+      log_error("could not record the step's ending in {}: {}", config_.log_dir.string(), error.what());
+    }
+  });
 }
 
 void Watchdog::signal_step(int signal) {

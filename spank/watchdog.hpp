@@ -2,7 +2,9 @@
 // The deadlock and stall watchdog of one node of a step, living in slurmstepd from
 // user_init to exit. A thread polls the step's progress files and ends the whole step
 // (slurm_kill_job_step, which reaches every node) when watchdog_rules.hpp says so;
-// task_exit reports each task's end, and a rank that fails ends the step at once.
+// task_exit reports each task's end, and the thread judges it at once: a rank that
+// fails or is killed ends the step, with the cause where it can be known (Slurm's own
+// ending of the job, an out-of-memory kill in the step's memory cgroup).
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -17,6 +19,7 @@
 
 #include "as_job_user.hpp"
 #include "progress_folder.hpp"
+#include "step_memory.hpp"
 #include "watchdog_rules.hpp"
 
 namespace mgpr::spank {
@@ -44,21 +47,34 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
   ~Watchdog();  // stops the thread; the jthread member joins it
 
-  // From task_exit, in slurmstepd's main thread.
+  // From task_exit, in slurmstepd's main thread: queues the exit for the thread, which
+  // may ask slurmctld about the job (a round trip the main thread must not wait for).
   void task_exited(int rank, int wait_status);
 
  private:
+  struct TaskExit {
+    int rank = 0;
+    int wait_status = 0;
+  };
+
   void watch(const std::stop_token& stop);
   [[nodiscard]] WatchFacts observe();
+  void judge_exits(std::unique_lock<std::mutex>& lock);
   // Reports once, then asks Slurm to end the step (SIGTERM, SIGKILL after a grace).
   void end_step(const std::string& message);
+  void record_ending(RankEnding ending, int rank) const;
   void signal_step(int signal);
 
   WatchdogConfig config_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  // The step's out-of-memory kills before its tasks ran; a kill after that is theirs.
+  std::optional<StepMemory> step_memory_ = StepMemory::of_this_step(config_.step_id);
+  std::optional<std::uint64_t> oom_kills_at_start_ = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
   std::mutex mutex_;
   std::condition_variable_any wake_;
   std::set<int> exited_ranks_;                                         // guarded by mutex_
+  std::vector<TaskExit> exits_to_judge_;                               // guarded by mutex_
+  bool told_to_stop_ = false;                                          // guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
   std::jthread thread_;                                                // last: it uses every member above
 };

@@ -77,25 +77,61 @@ WatchVerdict judge(const WatchFacts& facts) {
   return {};
 }
 
-bool exit_ends_step(int wait_status) {
-  // kExitStopped is a clean stop (SIGUSR2 before walltime): its peers got the same
-  // signal and are finishing their batch. Ending the step would send them a second
-  // signal, kill them before they journal, and the job would not requeue.
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status) != 0 && WEXITSTATUS(wait_status) != kExitStopped;
-  if (!WIFSIGNALED(wait_status)) return false;
-  const int signal = WTERMSIG(wait_status);
-  return signal != SIGTERM && signal != SIGKILL && signal != SIGINT && signal != SIGHUP;
+namespace {
+
+bool is_stop_signal(int signal) { return signal == SIGTERM || signal == SIGINT || signal == SIGHUP; }
+
+// "signal 9 (SIGKILL, Killed)": the number, the name a user greps for, the words.
+std::string signal_words(int signal) {
+  const char* abbreviation = ::sigabbrev_np(signal);
+  return abbreviation != nullptr ? fmt::format("signal {} (SIG{}, {})", signal, abbreviation, ::strsignal(signal))
+                                 : fmt::format("signal {} ({})", signal, ::strsignal(signal));
 }
 
-std::string early_exit_message(std::uint32_t job_id, std::uint32_t step_id, const std::string& host, int rank,
-                               int wait_status) {
-  const std::string how = WIFEXITED(wait_status) ? fmt::format("exited with code {}", WEXITSTATUS(wait_status))
-                                                 : fmt::format("was killed by signal {} ({})", WTERMSIG(wait_status),
-                                                               ::strsignal(WTERMSIG(wait_status)));
-  return fmt::format(
-      "rank {} of step {}.{} on {} {}; ending the step so its peers do not wait for it in a "
-      "collective",
-      rank, job_id, step_id, host, how);
+ExitVerdict ending(const ExitFacts& facts, RankEnding why, const std::string& how, std::string_view advice = {}) {
+  return {true, why,
+          fmt::format("rank {} of step {}.{} on {} {}{}{}; ending the step so its peers do not wait for it in a "
+                      "collective",
+                      facts.rank, facts.job_id, facts.step_id, facts.host, how, advice.empty() ? "" : ": ", advice)};
+}
+
+}  // namespace
+
+ExitVerdict judge_exit(const ExitFacts& facts) {
+  const int status = facts.wait_status;
+  if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    // kExitStopped is a clean stop (SIGUSR2 before walltime): its peers got the same
+    // signal and are finishing their batch. Ending the step would send them a second
+    // signal, kill them before they journal, and the job would not requeue.
+    if (code == 0 || code == kExitStopped) return {};
+    if (code == kExitUsage) {
+      return ending(facts, RankEnding::kUsageError, fmt::format("exited with code {}", code),
+                    "the run was refused as configured (its message is above)");
+    }
+    return ending(facts, RankEnding::kFailed, fmt::format("exited with code {}", code));
+  }
+  if (!WIFSIGNALED(status)) return {};
+  const int signal = WTERMSIG(status);
+  // Slurm ending the job or step (scancel, walltime, node failure) says so itself; a
+  // step told to stop by a signal is not a rank's death either.
+  if (is_stop_signal(signal) || (signal == SIGKILL && (facts.slurm_ends_step || facts.step_told_to_stop))) return {};
+  if (signal == SIGKILL && facts.out_of_memory.value_or(false)) {
+    return ending(facts, RankEnding::kOutOfMemory,
+                  fmt::format("was killed for memory ({}; the step's memory cgroup recorded an out-of-memory kill)",
+                              signal_words(signal)),
+                  "lower batch_size or workers, or ask for more memory (--mem)");
+  }
+  if (signal == SIGKILL) {
+    return ending(facts, RankEnding::kKilled,
+                  fmt::format("was killed by {} while Slurm was not ending the job", signal_words(signal)),
+                  facts.out_of_memory.has_value()
+                      ? "the step's memory cgroup recorded no out-of-memory kill, so the kernel's OOM killer for "
+                        "the whole node, a node's health check or a kill -9 sent it"
+                      : "the kernel's OOM killer (this node has no memory cgroup for the step to tell), a node's "
+                        "health check or a kill -9 sent it");
+  }
+  return ending(facts, RankEnding::kCrashed, fmt::format("was killed by {}", signal_words(signal)));
 }
 
 }  // namespace mgpr::spank

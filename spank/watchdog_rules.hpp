@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "mgpr/rank_endings.hpp"
+
 // The progress files' names and folder are common/'s (mgpr/log_layout.hpp).
 namespace mgpr::spank {
 
@@ -46,11 +48,37 @@ struct WatchVerdict {
 // Exited ranks are neither missing nor stalled; finished ones are not stalled.
 WatchVerdict judge(const WatchFacts& facts);
 
-// A rank that ends this way leaves its peers waiting in a collective: a non-zero exit
-// code other than kExitStopped (a clean stop, never a failure), or a crash signal. SIGTERM, SIGKILL, SIGINT and SIGHUP
-// are cancellations (scancel, Ctrl-C, the watchdog itself) and do not count.
-bool exit_ends_step(int wait_status);
-std::string early_exit_message(std::uint32_t job_id, std::uint32_t step_id, const std::string& host, int rank,
-                               int wait_status);
+// One rank's task ended: what the watchdog knows of it when it judges.
+struct ExitFacts {
+  std::uint32_t job_id = 0;
+  std::uint32_t step_id = 0;
+  std::string host;
+  int rank = 0;
+  int wait_status = 0;
+  // slurmctld says the job or this step is no longer running (scancel, the walltime, a
+  // node failure, a preemption): Slurm itself is ending it, and says so.
+  bool slurm_ends_step = false;
+  // This node already saw the step told to stop: its watchdog ended it, or a rank of it
+  // ended on SIGTERM, SIGINT or SIGHUP (a step-wide signal: the SIGKILL that follows
+  // for a rank that ignored it is part of the same stop).
+  bool step_told_to_stop = false;
+  // The step's memory cgroup recorded an out-of-memory kill since its tasks started;
+  // nullopt when this node cannot tell (no memory cgroup for the step).
+  std::optional<bool> out_of_memory;
+};
+
+struct ExitVerdict {
+  bool end_step = false;
+  RankEnding ending = RankEnding::kFailed;  // when end_step
+  std::string message;                      // one line, when end_step
+};
+
+// A rank that ends early leaves its peers waiting in a collective, so it ends the step:
+// a non-zero exit other than kExitStopped (the clean stop before walltime), a crash
+// signal, or a kill (SIGKILL: the OOM killer, a cgroup limit, a health check, kill -9),
+// unless Slurm is ending the job or the step itself. SIGTERM, SIGINT and SIGHUP are a
+// step told to stop (scancel --signal, Ctrl-C on srun, this watchdog on another node):
+// not an early death, and the kills after them belong to the same stop.
+ExitVerdict judge_exit(const ExitFacts& facts);
 
 }  // namespace mgpr::spank

@@ -51,6 +51,31 @@ TEST(Watchdog, ARankThatFailsEarlyEndsItsPeersPromptly) {
   EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "exited with code 1"));
 }
 
+// SIGKILL is what the OOM killer, a cgroup's limit and a node's health check send: it is
+// a rank's death like any other, named with its signal, and recorded for the job script.
+TEST(Watchdog, ARankKilledBySigkillEndsItsPeersPromptly) {
+  const auto logs = scratch("watchdog-sigkill-rank");
+  const auto run = timed_srun(logs, two_ranks({"--mgpr"}, "if [ $RANK = 1 ]; then sleep 1; kill -9 $$; fi; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 10.0);
+  EXPECT_TRUE(contains(run.result.err, "rank 1 of step")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "was killed by signal 9 (SIGKILL, Killed) while Slurm was not ending the job"))
+      << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "diagnoses.log"), "was killed by signal 9"));
+  EXPECT_TRUE(contains(read_file(logs / "endings.log"), " killed 1 ")) << read_file(logs / "endings.log");
+}
+
+// scancel of the step is the job's own end: Slurm says so, and no rank is blamed.
+TEST(Watchdog, AStepCancelledWithScancelBlamesNoRank) {
+  const auto logs = scratch("watchdog-scancel");
+  const auto run = timed_srun(
+      logs, two_ranks({"--mgpr"}, "[ $RANK = 0 ] && sleep 1 && scancel \"$SLURM_JOB_ID.$SLURM_STEP_ID\"; sleep 600"));
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 20.0);
+  EXPECT_FALSE(contains(run.result.err, "was killed by signal")) << run.result.err;
+  EXPECT_FALSE(fs::exists(logs / "endings.log")) << read_file(logs / "endings.log");
+}
+
 // 3 is a clean stop (SIGUSR2 before walltime), never a failure: the peer still
 // finishing its batch is left to finish, no diagnosis is written, and the step ends 3.
 TEST(Watchdog, ARankThatStoppedCleanlyLeavesItsPeersToFinish) {

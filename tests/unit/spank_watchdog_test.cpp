@@ -137,25 +137,75 @@ TEST(SpankWatchdog, NoStallBeforeEveryLocalRankArrived) {
   EXPECT_FALSE(judge(facts).end_step);
 }
 
+ExitFacts rank3_ended(int wait_status) {
+  ExitFacts facts;
+  facts.job_id = 9;
+  facts.step_id = 1;
+  facts.host = "gpu01";
+  facts.rank = 3;
+  facts.wait_status = wait_status;
+  return facts;
+}
+
 TEST(SpankWatchdog, WhichExitsEndTheStep) {
-  EXPECT_FALSE(exit_ends_step(exited_with(0)));
-  EXPECT_TRUE(exit_ends_step(exited_with(1)));
+  EXPECT_FALSE(judge_exit(rank3_ended(exited_with(0))).end_step);
+  EXPECT_TRUE(judge_exit(rank3_ended(exited_with(1))).end_step);
   // 3 is the clean stop before walltime; ending the step killed the peers
   // still finishing their batch, and the job did not requeue.
-  EXPECT_FALSE(exit_ends_step(exited_with(3)));
-  EXPECT_TRUE(exit_ends_step(exited_with(2)));
-  EXPECT_TRUE(exit_ends_step(killed_by(SIGSEGV)));
-  EXPECT_TRUE(exit_ends_step(killed_by(SIGABRT)));
-  EXPECT_FALSE(exit_ends_step(killed_by(SIGTERM)));  // scancel, or the watchdog itself
-  EXPECT_FALSE(exit_ends_step(killed_by(SIGKILL)));
-  EXPECT_FALSE(exit_ends_step(killed_by(SIGINT)));
+  EXPECT_FALSE(judge_exit(rank3_ended(exited_with(3))).end_step);
+  EXPECT_EQ(judge_exit(rank3_ended(exited_with(2))).ending, mgpr::RankEnding::kUsageError);
+  EXPECT_EQ(judge_exit(rank3_ended(killed_by(SIGSEGV))).ending, mgpr::RankEnding::kCrashed);
+  EXPECT_TRUE(judge_exit(rank3_ended(killed_by(SIGABRT))).end_step);
+  // A step told to stop: scancel --signal, Ctrl-C on srun, the watchdog on another node.
+  EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGTERM))).end_step);
+  EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGINT))).end_step);
+  EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGHUP))).end_step);
+}
+
+// SIGKILL is what the OOM killer, a cgroup's limit and a health check send: a rank's
+// death, unless Slurm is ending the job or step, or the step was told to stop first.
+TEST(SpankWatchdog, ASigkillEndsTheStepUnlessSlurmOrAStopSentIt) {
+  auto facts = rank3_ended(killed_by(SIGKILL));
+  const auto killed = judge_exit(facts);
+  ASSERT_TRUE(killed.end_step);
+  EXPECT_EQ(killed.ending, mgpr::RankEnding::kKilled);
+  EXPECT_TRUE(contains(killed.message, "rank 3 of step 9.1 on gpu01 was killed by signal 9 (SIGKILL, Killed)"))
+      << killed.message;
+  facts.slurm_ends_step = true;
+  EXPECT_FALSE(judge_exit(facts).end_step) << "scancel, the walltime or a node failure: Slurm reports it";
+  facts.slurm_ends_step = false;
+  facts.step_told_to_stop = true;
+  EXPECT_FALSE(judge_exit(facts).end_step) << "the SIGKILL after a SIGTERM the rank ignored";
+}
+
+TEST(SpankWatchdog, AKillTheStepsMemoryCgroupCountedIsOutOfMemory) {
+  auto facts = rank3_ended(killed_by(SIGKILL));
+  facts.out_of_memory = true;
+  const auto verdict = judge_exit(facts);
+  ASSERT_TRUE(verdict.end_step);
+  EXPECT_EQ(verdict.ending, mgpr::RankEnding::kOutOfMemory);
+  EXPECT_TRUE(contains(verdict.message, "rank 3 of step 9.1 on gpu01 was killed for memory")) << verdict.message;
+  EXPECT_TRUE(contains(verdict.message, "lower batch_size or workers, or ask for more memory (--mem)"))
+      << verdict.message;
+  facts.out_of_memory = false;
+  EXPECT_TRUE(contains(judge_exit(facts).message, "recorded no out-of-memory kill")) << judge_exit(facts).message;
+  facts.out_of_memory.reset();
+  EXPECT_TRUE(contains(judge_exit(facts).message, "no memory cgroup for the step")) << judge_exit(facts).message;
 }
 
 TEST(SpankWatchdog, EarlyExitMessage) {
-  EXPECT_EQ(early_exit_message(9, 1, "gpu01", 3, exited_with(2)),
-            "rank 3 of step 9.1 on gpu01 exited with code 2; ending the step so its peers do not wait for it in a "
+  EXPECT_EQ(judge_exit(rank3_ended(exited_with(1))).message,
+            "rank 3 of step 9.1 on gpu01 exited with code 1; ending the step so its peers do not wait for it in a "
             "collective");
-  EXPECT_TRUE(contains(early_exit_message(9, 1, "gpu01", 0, killed_by(SIGSEGV)), "was killed by signal 11"));
+  EXPECT_TRUE(contains(judge_exit(rank3_ended(killed_by(SIGSEGV))).message, "was killed by signal 11 (SIGSEGV"));
+}
+
+// Every ending the watchdog can give has one word and one decision in the table.
+TEST(SpankWatchdog, EveryEndingHasItsRowInTheTable) {
+  for (const auto ending : {mgpr::RankEnding::kFailed, mgpr::RankEnding::kUsageError, mgpr::RankEnding::kCrashed,
+                            mgpr::RankEnding::kKilled, mgpr::RankEnding::kOutOfMemory}) {
+    EXPECT_EQ(mgpr::rank_ending_row(ending).ending, ending);
+  }
 }
 
 TEST(SpankProgressFolder, MadeReadyAndTidiedRemovingOnlyWhatThisNodeMade) {

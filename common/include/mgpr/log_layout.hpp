@@ -6,6 +6,8 @@
 //   <log_root>/<jobid>/config.toml           the resolved run configuration
 //   <log_root>/<jobid>/rank-00000.json ...   one summary per rank (summary.hpp)
 //   <log_root>/<jobid>/diagnoses.log         the plugin's findings (geometry, deadlock, stall)
+//   <log_root>/<jobid>/endings.log           why the plugin ended a step early, a word a line
+//                                            (rank_endings.hpp), read by the job script
 //   <log_root>/<jobid>/progress/<step>/rank-00000 ...  each rank's heartbeat for the
 //                                            plugin's watchdog (docs/spank.md)
 #include <cstdint>
@@ -20,6 +22,7 @@ namespace mgpr {
 inline constexpr const char* kDefaultLogRoot = "slurm_logs";
 inline constexpr const char* kSbatchStdoutPattern = "%j.out";
 inline constexpr const char* kSbatchStderrPattern = "%j.err";
+inline constexpr const char* kStepEndingsFile = "endings.log";
 
 struct JobLogLayout {
   std::filesystem::path log_root;
@@ -31,6 +34,7 @@ struct JobLogLayout {
   [[nodiscard]] std::filesystem::path batch_script() const { return job_dir() / "job.sbatch"; }
   [[nodiscard]] std::filesystem::path resolved_config() const { return job_dir() / "config.toml"; }
   [[nodiscard]] std::filesystem::path diagnoses() const { return job_dir() / "diagnoses.log"; }
+  [[nodiscard]] std::filesystem::path step_endings() const { return job_dir() / kStepEndingsFile; }
   [[nodiscard]] std::filesystem::path rank_summary(int rank) const;
 };
 

@@ -58,4 +58,35 @@ TEST(MultiNode, ARankOnTheSecondHostThatStallsAfterRendezvousEndsTheWholeStep) {
   EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
 }
 
+// A rank on the second host killed with SIGKILL ends the whole step within seconds, with
+// its rank, host and signal named.
+TEST(MultiNode, ARankKilledOnTheSecondHostEndsTheWholeStepWithinSeconds) {
+  const auto logs = scratch("watchdog-killed");
+  const auto run = two_by_two(logs, "--mgpr-stall=600", "[ $RANK = 3 ] && sleep 2 && kill -9 $$; sleep 600");
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 2 + 8.0);
+  EXPECT_TRUE(contains(run.result.err, "on node2 was killed by signal 9 (SIGKILL")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "node1: tasks 0-1: Terminated")) << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "endings.log"), " killed 3 node2")) << read_file(logs / "endings.log");
+  EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
+}
+
+// A rank over the job's memory limit (--mem, enforced by the nodes' memory cgroups) is
+// killed by the kernel; the plugin reads the kill in the step's cgroup and says so.
+TEST(MultiNode, ARankOverTheJobsMemoryLimitIsReportedAsOutOfMemory) {
+  const auto logs = scratch("watchdog-oom");
+  const auto run = mgpr::test::timed_srun(
+      logs, {"--mgpr", "-N2", "--ntasks-per-node=1", "--gpus-per-node=a100:1", "--mem=64M", "bash", "-c",
+             "if [ $RANK = 1 ]; then sleep 1; exec python3 -c 'b = bytearray(512 << 20); b[::4096] = b\"x\" * "
+             "len(b[::4096])'; "
+             "fi; sleep 600"});
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_LT(run.seconds, 20.0);
+  EXPECT_TRUE(contains(run.result.err, "rank 1 of step")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "on node2 was killed for memory")) << run.result.err;
+  EXPECT_TRUE(contains(run.result.err, "ask for more memory (--mem)")) << run.result.err;
+  EXPECT_TRUE(contains(read_file(logs / "endings.log"), " out-of-memory 1 node2")) << read_file(logs / "endings.log");
+  EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
+}
+
 }  // namespace
