@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <set>
@@ -169,6 +170,70 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
   EXPECT_EQ(done_after, kTiles - finished_before) << "finished tiles were done again";
 
   expect_same_tiles(mgpr::test::read_csv_rows(out / "fake_tiles.csv"), uninterrupted(dir, kTiles));
+}
+
+// A rank SIGKILLed mid-run (what the OOM killer, a cgroup limit and a node's health check
+// send): the plugin ends the step within seconds, naming rank, host and signal, and the
+// job script requeues the job (a kill from outside may not come again); the requeued run
+// does only what was left, every tile once.
+TEST(MultiNode, ARankKilledMidRunEndsTheStepInSecondsAndTheRequeuedJobFinishesTheRun) {
+  constexpr int kTiles = 640;  // about 40 s at 16 tiles/s
+  const auto dir = scratch("killed-rank");
+  const auto logs = dir / "logs";
+  const auto out = dir / "out";
+  fs::create_directories(logs);
+  // The job runs this in place of mgpr: rank 1 (on node1) is killed 6 s in, first run only.
+  const auto mgpr_path = (fs::path(MGPR_SUBMIT).parent_path() / "mgpr").string();
+  const auto wrapper = dir / "mgpr-killed-once";
+  std::ofstream(wrapper) << "#!/bin/bash\n"
+                         << "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ] && [ \"$RANK\" = 1 ]; then\n"
+                         << "  (sleep 6; kill -9 $$) &\n"
+                         << "fi\n"
+                         << "exec " << mgpr_path << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  const auto rendered = submit_two_by_two({"--dry-run", "--log-dir", logs.string()}, fake_run(kTiles, 0.5, out));
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  std::string script = rendered.out;
+  const auto at = script.find(mgpr_path + " --config");
+  ASSERT_NE(at, std::string::npos) << script;
+  script.replace(at, mgpr_path.size(), wrapper.string());
+  std::ofstream(dir / "job.sbatch") << script;
+
+  const auto started = std::chrono::steady_clock::now();
+  const auto submitted = run_command({"sbatch", (dir / "job.sbatch").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const auto job_id = job_id_of(submitted);
+  const auto cancel = cancel_at_end(job_id);
+  const mgpr::JobLogLayout layout{logs, job_id};
+  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
+    const auto state = mgpr::launcher::query_job_state(job_id);
+    return state && state->state == "PENDING" && state->restarts == 1;
+  })) << read_file(layout.stderr_log());
+  // Start-up, the 6 s before the kill, and the plugin's few seconds; the run alone takes 40.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 30.0)
+      << read_file(layout.stderr_log());
+  start_requeued_now(job_id);
+  std::optional<mgpr::launcher::JobState> state;
+  ASSERT_TRUE(mgpr::test::eventually(120, [&] {
+    state = mgpr::launcher::query_job_state(job_id);
+    return state && state->finished();
+  })) << read_file(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
+
+  const auto stderr_text = read_file(layout.stderr_log());
+  EXPECT_TRUE(contains(stderr_text, "rank 1 of step " + job_id + ".0 on node1 was killed by signal 9 (SIGKILL"))
+      << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "mgpr: requeueing job " + job_id + ": a rank was killed from outside the job"))
+      << stderr_text;
+  EXPECT_TRUE(contains(read_file(layout.diagnoses()), "was killed by signal 9")) << read_file(layout.diagnoses());
+  const auto report = run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
+  EXPECT_TRUE(contains(report.out, "on node1 was killed by signal 9")) << report.out;
+
+  const auto rows = mgpr::test::read_csv_rows(out / "fake_tiles.csv");
+  std::set<std::string> tiles;
+  for (const auto& row : rows) EXPECT_TRUE(tiles.insert(tile_of(row)).second) << "tile " << tile_of(row) << " twice";
+  EXPECT_EQ(tiles.size(), static_cast<std::size_t>(kTiles));
 }
 
 }  // namespace
