@@ -1,8 +1,10 @@
 """The figures bench/gpu-check reads: boxes compared by IoU, mgpr-bench-pipeline's rates
-and ratio, and nvidia-smi dmon's utilisation samples.
+and ratio, and nvidia-smi's utilisation samples.
 """
+import math
 import re
 import statistics
+from datetime import datetime
 from pathlib import Path
 
 
@@ -25,6 +27,21 @@ def read_boxes(path: Path) -> dict:
         tile, x1, y1, x2, y2, score, label = line.split(",")
         boxes.setdefault(int(tile), []).append((float(x1), float(y1), float(x2), float(y2), float(score), int(label)))
     return boxes
+
+
+def write_boxes(path: Path, boxes: dict) -> None:
+    """BOXES ({tile: [(x1, y1, x2, y2, score, label), ...]}) as mgpr-bench-pipeline --boxes writes them."""
+    with open(path, "w") as out:
+        out.write("tile,x1,y1,x2,y2,score,label\n")
+        for tile in sorted(boxes):
+            for x1, y1, x2, y2, score, label in boxes[tile]:
+                out.write(f"{tile},{x1:.3f},{y1:.3f},{x2:.3f},{y2:.3f},{score:.5f},{label}\n")
+
+
+def near_threshold(boxes: dict, tiles, threshold: float, margin: float = 0.01) -> int:
+    """How many of BOXES' boxes on TILES score within MARGIN above THRESHOLD: those a
+    rounding difference can drop, so a comparison is only as sure as this count is small."""
+    return sum(1 for tile in tiles for box in boxes.get(tile, []) if box[4] < threshold + margin)
 
 
 def match_boxes(reference: dict, candidate: dict, tiles, threshold: float = 0.9):
@@ -66,24 +83,27 @@ def bench_figures(text: str) -> dict:
     return found
 
 
-def dmon_busy(text: str) -> list:
-    """The `sm` column of `nvidia-smi dmon -s u` (percent busy, one sample a second)."""
-    column = None
+def utilisation_samples(text: str) -> list:
+    """`nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits`'s
+    lines as [(seconds since the epoch, percent), ...]; lines that are not samples are
+    skipped. Its timestamps are the machine's local time, as time.time() is read."""
     samples = []
     for line in text.splitlines():
-        fields = line.lstrip("#").split()
-        if line.startswith("#") and "sm" in fields:
-            column = fields.index("sm")
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) != 2 or not fields[1].isdigit():
             continue
-        if column is not None and not line.startswith("#") and len(fields) > column and fields[column].isdigit():
-            samples.append(int(fields[column]))
+        try:
+            stamp = datetime.strptime(fields[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        except ValueError:
+            continue
+        samples.append((stamp, int(fields[1])))
     return samples
 
 
-def busy_while_running(samples: list) -> float:
-    """The median of the samples from the first busy one to the last: start-up (the
-    model's load, cuDNN's choices) and the exit are not the loop."""
-    busy = [i for i, value in enumerate(samples) if value > 0]
-    if not busy:
-        return 0.0
-    return statistics.median(samples[busy[0]:busy[-1] + 1])
+def busy_over(samples: list, window) -> tuple:
+    """(mean percent, count) of SAMPLES taken inside WINDOW (start, end in seconds since
+    the epoch): the share of the window in which a kernel ran. (nan, 0) when none."""
+    if not window:
+        return math.nan, 0
+    inside = [value for stamp, value in samples if window[0] <= stamp <= window[1]]
+    return (statistics.mean(inside) if inside else math.nan), len(inside)

@@ -57,19 +57,24 @@ def export_cropmodel(folder: Path) -> None:
                               mgpr_export.model_card(**mgpr_export.CROPMODEL_CARD))
 
 
-def export_detector(folder: Path, arch: str) -> None:
+def detector_network(arch: str) -> torch.nn.Module:
+    """The detector ARCH as exported, weights and all, in eager form: bench/gpu_eager.py
+    runs this one as torchvision's own Python would."""
     torch.manual_seed(SEED)
     if arch == "deepforest":
         network = mgpr_export.build_torchvision("deepforest", 1, mgpr_export.DEEPFOREST_SCORE_THRESH, 0)
-        card = mgpr_export.deepforest_card()
     else:
         network = mgpr_export.build_torchvision(arch, 2, 0.05, DETECTOR_TILE)
-        card = None
     if arch == "fasterrcnn":
         sharpen(network.roi_heads.box_predictor.cls_score, HEAD_GAIN[arch])
     else:
         sharpen(network.head.classification_head.cls_logits, HEAD_GAIN[arch])
-    mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"), card)
+    return network.eval()
+
+
+def export_detector(folder: Path, arch: str) -> None:
+    card = mgpr_export.deepforest_card() if arch == "deepforest" else None
+    mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, detector_network(arch)), str(folder / f"{arch}.pt"), card)
 
 
 MODELS = ("resnet50", "retinanet", "fasterrcnn", "deepforest", "cropmodel")

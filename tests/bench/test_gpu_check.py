@@ -1,13 +1,15 @@
 """bench/gpu-check's parts that run anywhere: the carry's check (bench/gpu_carry.py: NEEDED
 lists read from real ELF files, the size limit), the box comparison and the parsing of
-the programs' and nvidia-smi's figures (bench/gpu_figures.py), the step runner's limits,
-and --plan, as scripts/test runs it."""
+the programs' and nvidia-smi's figures (bench/gpu_figures.py), the step runner's limits
+and line times (bench/gpu_runner.py), the plan's fit (bench/gpu_plan.py), and --plan, as
+scripts/test runs it."""
 import importlib.machinery
 import importlib.util
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -17,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 import gpu_carry  # noqa: E402
 import gpu_figures  # noqa: E402
+import gpu_plan  # noqa: E402
 
 
 def load_check():
@@ -39,16 +42,19 @@ def readelf_needed(path: Path):
     return [line.split("[", 1)[1].rstrip("]") for line in output.splitlines() if "(NEEDED)" in line]
 
 
+def make_carry(folder: Path, provided, programs=gpu_carry.PROGRAMS) -> Path:
+    """A carry in FOLDER/carry whose programs are PROGRAM, the wheel providing PROVIDED."""
+    carry = folder / "carry"
+    (carry / "bin").mkdir(parents=True)
+    (carry / "lib").mkdir()
+    for name in programs:
+        shutil.copy(PROGRAM, carry / "bin" / name)
+    shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
+    (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
+    return carry
+
+
 class CarryTest(unittest.TestCase):
-    def make_carry(self, folder: Path, provided, programs=gpu_carry.PROGRAMS) -> Path:
-        carry = folder / "carry"
-        (carry / "bin").mkdir(parents=True)
-        (carry / "lib").mkdir()
-        for name in programs:
-            shutil.copy(PROGRAM, carry / "bin" / name)
-        shutil.copy(PROGRAM, carry / gpu_carry.OPERATORS)
-        (carry / "wheel-libraries").write_text("\n".join(provided) + "\n")
-        return carry
 
     def test_needed_names_match_readelf(self):
         needed = gpu_carry.elf_needed(PROGRAM)
@@ -59,13 +65,13 @@ class CarryTest(unittest.TestCase):
 
     def test_a_carry_whose_libraries_the_wheel_provides_passes(self):
         with tempfile.TemporaryDirectory() as folder:
-            carry = self.make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
+            carry = make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
             self.assertEqual(gpu_carry.check_carry(carry), [])
 
     def test_a_library_the_wheel_lacks_is_named_for_each_binary(self):
         with tempfile.TemporaryDirectory() as folder:
             provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
-            carry = self.make_carry(Path(folder), provided)
+            carry = make_carry(Path(folder), provided)
             problems = gpu_carry.check_carry(carry)
             self.assertEqual(len(problems), len(gpu_carry.PROGRAMS) + 1)
             self.assertTrue(all("needs libc.so.6" in problem for problem in problems), problems)
@@ -73,7 +79,7 @@ class CarryTest(unittest.TestCase):
 
     def test_a_missing_binary_and_the_size_limit(self):
         with tempfile.TemporaryDirectory() as folder:
-            carry = self.make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
+            carry = make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
             (carry / "bin" / "mgpr").unlink()
             with open(carry / "padding", "wb") as padding:
                 padding.truncate(gpu_carry.CARRY_LIMIT_BYTES + 1)
@@ -84,7 +90,7 @@ class CarryTest(unittest.TestCase):
     def test_the_end_to_end_carry_counts_the_libraries_it_packs(self):
         with tempfile.TemporaryDirectory() as folder:
             provided = [name for name in gpu_carry.elf_needed(PROGRAM) if name != "libc.so.6"]
-            carry = self.make_carry(Path(folder), provided, gpu_carry.GDAL_PROGRAMS)
+            carry = make_carry(Path(folder), provided, gpu_carry.GDAL_PROGRAMS)
             (carry / gpu_carry.LIBRARIES).write_bytes(b"")
             self.assertEqual(gpu_carry.carry_programs(carry), gpu_carry.GDAL_PROGRAMS)
             problems = gpu_carry.check_carry(carry)
@@ -136,15 +142,30 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(gpu_figures.bench_figures(text),
                          {"model_only": 571.3, "end_to_end": 555.1, "ratio": 0.972, "busy": 97.5})
 
-    def test_dmon_samples_and_busy_while_running(self):
-        text = ("# gpu    sm   mem   enc   dec   jpg   ofa\n# Idx     %     %     %     %     %     %\n"
-                "    0     0     0     0     0     0     0\n    0    96    40     0     0     0     0\n"
-                "    0    99    45     0     0     0     0\n    0    97    41     0     0     0     0\n"
-                "    0     0     0     0     0     0     0\n")
-        samples = gpu_figures.dmon_busy(text)
-        self.assertEqual(samples, [0, 96, 99, 97, 0])
-        self.assertEqual(gpu_figures.busy_while_running(samples), 97)
-        self.assertEqual(gpu_figures.busy_while_running([0, 0]), 0.0)
+    def test_boxes_written_as_the_bench_writes_them_read_back(self):
+        boxes = {2: [(1.0, 2.0, 30.5, 40.25, 0.75, 1)], 0: [(0.0, 0.0, 1.0, 1.0, 0.125, 0)]}
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "eager.csv"
+            gpu_figures.write_boxes(path, boxes)
+            self.assertEqual(gpu_figures.read_boxes(path), boxes)
+
+    def test_boxes_near_the_threshold_are_counted(self):
+        boxes = {0: [(0, 0, 1, 1, 0.805, 0), (0, 0, 1, 1, 0.83, 0)], 1: [(0, 0, 1, 1, 0.809, 1)]}
+        self.assertEqual(gpu_figures.near_threshold(boxes, range(2), 0.8), 2)
+        self.assertEqual(gpu_figures.near_threshold(boxes, [0], 0.8), 1)
+
+    def test_utilisation_samples_and_busy_over_a_window(self):
+        text = ("2026/11/28 22:00:00.000, 0\n2026/11/28 22:00:00.100, 100\n2026/11/28 22:00:00.200, 50\n"
+                "Failed to query\n2026/11/28 22:00:00.300, 100\n2026/11/28 22:00:00.400, 0\n")
+        samples = gpu_figures.utilisation_samples(text)
+        self.assertEqual([value for _, value in samples], [0, 100, 50, 100, 0])
+        self.assertAlmostEqual(samples[1][0] - samples[0][0], 0.1, places=3)
+        # Busy is the samples' mean over the window the loop names: start-up and exit left out.
+        window = (samples[1][0], samples[3][0])
+        self.assertEqual(gpu_figures.busy_over(samples, window), (250 / 3, 3))
+        busy, count = gpu_figures.busy_over(samples, None)
+        self.assertEqual(count, 0)
+        self.assertNotEqual(busy, busy, "no window: nan")
 
 
 class RunTest(unittest.TestCase):
@@ -167,6 +188,18 @@ class RunTest(unittest.TestCase):
             self.assertEqual(status, 124)
             self.assertLess(seconds, 5, "7 s of budget less the 5 s kept back leave 2")
 
+    def test_the_window_a_line_names_ends_when_the_line_came(self):
+        with tempfile.TemporaryDirectory() as folder:
+            run = check.Check(Path(folder), Path(folder), budget_s=60)
+            started = time.time()
+            run.run("x", "loop", ["sh", "-c", "sleep 1; echo 'rank 0: done, 8 tiles in 2 batches, 0.50 s'; sleep 1"],
+                    10)
+            window = run.window_before(r"rank 0: done, \d+ tiles in \d+ batches, ([0-9.]+) s")
+            self.assertAlmostEqual(window[1] - window[0], 0.5)
+            self.assertGreater(window[1], started + 0.9, "the line came after the first second, not at the exit")
+            self.assertLess(window[1], started + 1.9)
+            self.assertIsNone(run.window_before(r"no such line ([0-9.]+)"))
+
     def test_a_program_that_is_missing_is_recorded_not_raised(self):
         with tempfile.TemporaryDirectory() as folder:
             run = check.Check(Path(folder), Path(folder), budget_s=60)
@@ -176,18 +209,52 @@ class RunTest(unittest.TestCase):
 
 
 class PlanTest(unittest.TestCase):
-    def test_plan_names_every_step_with_its_limit(self):
+    def test_plan_names_every_call_and_step_with_its_limit(self):
         result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--plan"], capture_output=True,
                                 text=True, check=False)
         self.assertEqual(result.returncode, 0, result.stderr)
-        for name, limit, _ in check.STEPS:
-            self.assertRegex(result.stdout, rf"\n  {name} +{limit} s ")
-        self.assertLessEqual(check.BUDGET_S, 510, "a GPU call must fit 8½ minutes")
+        for call in gpu_plan.CALLS:
+            self.assertIn(f"call {call.number}: ", result.stdout)
+            self.assertIn(f"bench/gpu-check --run --call {call.number}", result.stdout)
+            for step in call.steps:
+                self.assertRegex(result.stdout, rf"\n  {step.name} +{step.limit_s} s ")
+
+    def test_the_plan_fits_one_task(self):
+        self.assertLessEqual(len(gpu_plan.CALLS), 2)
+        self.assertLessEqual(sum(gpu_plan.call_budget_s(call) for call in gpu_plan.CALLS), 660)
+        self.assertEqual(gpu_plan.plan_problems(gpu_plan.CALLS, Path(tempfile.gettempdir()), check.known_steps()), [])
+        first = gpu_plan.CALLS[0]
+        self.assertEqual([step.name for step in first.steps][:5], ["versions", "models", "defaults", "boxes",
+                                                                    "lightning"], "call 1 makes the headline table")
+
+    def test_a_plan_that_does_not_fit_is_refused(self):
+        step = gpu_plan.Step("versions", 400, "")
+        calls = [gpu_plan.Call(number, ".none", "", (step,)) for number in (1, 2, 3)]
+        problems = gpu_plan.plan_problems(calls, Path(tempfile.gettempdir()), {"versions"})
+        self.assertIn("3 calls, more than 2", problems)
+        self.assertIn("the steps' limits add up to 1200 s, over 660 s", problems)
+        unknown = [gpu_plan.Call(1, ".none", "", (gpu_plan.Step("warp", 10, ""),))]
+        self.assertEqual(gpu_plan.plan_problems(unknown, Path(tempfile.gettempdir()), {"versions"}),
+                         ["call 1: no step named warp"])
+
+    def test_a_carry_built_too_big_to_travel_is_refused(self):
+        with tempfile.TemporaryDirectory() as folder:
+            carry = make_carry(Path(folder), gpu_carry.elf_needed(PROGRAM))
+            with open(carry / "padding", "wb") as padding:
+                padding.truncate((gpu_plan.CARRY_LIMIT_MIB + 1) * 2**20)
+            calls = [gpu_plan.Call(1, "carry", "", (gpu_plan.Step("versions", 10, ""),))]
+            problems = gpu_plan.plan_problems(calls, Path(folder), {"versions"})
+            self.assertTrue(any("over 60 MiB" in problem for problem in problems), problems)
+
+    def test_every_step_of_the_plan_is_a_method(self):
+        for call in gpu_plan.CALLS:
+            for step in call.steps:
+                self.assertTrue(callable(getattr(check.Check, step.name.replace("-", "_"), None)), step.name)
 
     def test_run_without_a_carry_says_how_to_make_one(self):
         with tempfile.TemporaryDirectory() as folder:
-            result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--run", "--carry", folder,
-                                     "--out", folder], capture_output=True, text=True, check=False)
+            result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--run", "--call", "1",
+                                     "--carry", folder, "--out", folder], capture_output=True, text=True, check=False)
             self.assertEqual(result.returncode, 2)
             self.assertIn("scripts/build-for-gpu", result.stderr)
 
