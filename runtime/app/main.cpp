@@ -45,7 +45,9 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
   // and publishes the inputs expanded once; the other ranks take its list.
   const auto early_store = rt::serve_store_early(rank, rt::rendezvous_options(config));
   auto rasters = rt::expand_inputs_once(config, rank, early_store);
-  return rt::run_rank(rt::make_run_plan(config, rank, card, std::move(rasters)), rank);
+  auto plan = rt::make_run_plan(config, rank, card, std::move(rasters));
+  rt::agree_on_journal(plan, rank, early_store);
+  return rt::run_rank(plan, rank);
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ class RankRun {
   RankRun(const RunPlan& plan, const RankEnvironment& ranks, Prepared run)
       : plan_(plan),
         ranks_(ranks),
-        journal_(plan.journal_folder, plan.source.rasters, plan.resume),
+        journal_(plan.journal_folder, plan.source.rasters, plan.resume,
+                 {record_text(plan.journal_settings, plan.source.rasters), plan.legacy_journal_folder}),
         run_(std::move(run)),
         done_(read_done_tiles(journal_, plan, *run_.source, ranks.rank)),
         done_counts_(count_done(done_, run_.source->tiles())),
@@ -109,6 +110,7 @@ class RankRun {
         fmt::print("# resuming: {} of {} tiles were finished by an earlier run ({}); {} left\n", done_.size(),
                    run_.source->tiles().size(), journal_.folder().string(), tiles_left);
       }
+      for (const auto& note : journal_.notes()) fmt::print("# {}\n", note);
       std::fflush(stdout);
     }
     communicator_->barrier();
@@ -232,6 +234,13 @@ class RankRun {
     if (outcome == Outcome::kComplete) {
       if (const auto not_removed = journal_.finish(); !not_removed.empty()) {
         fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", not_removed);
+      }
+      const auto earlier = journal_.remove_earlier();
+      for (const auto& folder : earlier.folders) {
+        fmt::print("# removed the journal of an earlier run with other settings: {}\n", folder.string());
+      }
+      if (!earlier.failures.empty()) {
+        fmt::print(stderr, "mgpr: warning: could not remove an earlier run's journal: {}\n", earlier.failures);
       }
     }
     return outcome;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11
 #include <sched.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "mgpr/model_card.hpp"
 #include "mgpr/text.hpp"
 #include "pipeline/memory_budget.hpp"
+#include "resume/journal_record.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/fake_source.hpp"
 
@@ -39,6 +41,11 @@ int default_threads(const RankEnvironment& ranks) {
 
 // The key of the frozen input list on the run's store.
 constexpr const char* kFrozenInputsKey = "inputs/rasters";
+// The key of rank 0's journal settings on the run's store (agree_on_journal).
+constexpr const char* kJournalSettingsKey = "journal/settings";
+// Raised by a change to what a tile's result holds or how mgpr computes it, so that a
+// journal of the older results is not resumed.
+constexpr int kTileResultsVersion = 1;
 
 SourceOptions source_options(const RunConfig& config, std::vector<std::string> rasters) {
   SourceOptions source;
@@ -151,34 +158,91 @@ CropClassifierOptions crop_classifier_options(const RunConfig& config) {
   return options;
 }
 
+// What a model file is for the journal: its content (journal_record.hpp), or its name
+// for a built-in one or a file that cannot be read (the run then fails on loading it).
+std::string model_identity(const std::string& model) {
+  if (model.starts_with("builtin:")) return model;
+  const auto identity = file_content_identity(model);
+  return identity ? *identity : fmt::format("{} (unreadable)", model);
+}
+
+// The value of a key that changes a tile's result through what it becomes here (the key
+// table's kResolved); none for the inputs' keys, whose rasters the record lists. A key
+// declared so without a case here is a mistake in the program, not the user's.
+std::optional<std::string> resolved_value(std::string_view name, const RunConfig& config, const RunPlan& plan) {
+  if (name == "image_path" || name == "image_glob" || name == "recursive") return std::nullopt;
+  if (name == "model") return model_identity(config.model);
+  if (name == "classify_model") return config.classify_model.empty() ? "none" : model_identity(config.classify_model);
+  if (name == "model_libraries") {
+    std::vector<std::string> identities;
+    for (const auto& library : config.model_libraries) identities.push_back(model_identity(library));
+    return fmt::format("{}", fmt::join(identities, "; "));
+  }
+  if (name == "precision") {
+    // The plan tried first: a fallback (execution_policy.hpp) follows from it and the model.
+    const auto& first = plan.execution.front();
+    return fmt::format("{}{}", precision_name(first), first.autocast ? " autocast" : "");
+  }
+  if (name == "accelerator") return plan.device.is_cuda ? "cuda" : "cpu";
+  throw std::logic_error(
+      fmt::format("the key table says {} changes a tile's result once resolved, and the run "
+                  "plan does not resolve it for the journal",
+                  name));
+}
+
 }  // namespace
 
-JournalKey journal_key(const RunConfig& c, std::span<const std::string> rasters) {
-  JournalKey key;
+LegacyJournalKey legacy_journal_key(const RunConfig& c, std::span<const std::string> rasters) {
+  LegacyJournalKey key;
   key.output_dir = c.output_dir;
-  // The same text as every release before, so an interrupted run resumes across an upgrade.
+  // The text of every release before journal folders recorded their settings.
   key.settings = fmt::format(
       "task={} tile={} overlap={} bands={} scale={} mean={} std={} precision={} "
       "score={} probability={} fake={} count={}",
       c.task, c.tile_size, c.overlap, fmt::join(c.bands, ","), c.scale, fmt::join(c.mean, ","), fmt::join(c.std, ","),
       c.precision, c.score_threshold, c.segment_probability, c.use_fake_data, c.dummy_dataset_count);
-  // Added only when set, so the text of a run without it stays as it was.
   if (!c.nodata.empty()) key.settings += fmt::format(" nodata={}", c.nodata);
-  // Polygons change what each tile's result holds.
   if (c.polygons) key.settings += fmt::format(" polygons background={}", c.background_class);
-  // The crops' classes are part of each tile's result.
   if (!c.classify_model.empty()) {
     key.settings += fmt::format(" classify_model={} crop_margin={}", c.classify_model, c.crop_margin);
   }
-  // The tile grid of a resampled raster is the model's: another gsd is another run.
   if (c.gsd > 0 && c.resample) {
     key.settings += fmt::format(" gsd={} tolerance={} resampling={}", c.gsd, c.gsd_tolerance, c.resampling);
   }
   key.model = c.model;
   key.libraries = c.model_libraries;
-  // The rasters the inputs expanded to: a folder that gained a tile is another run.
   key.rasters.assign(rasters.begin(), rasters.end());
   return key;
+}
+
+std::vector<RecordedSetting> journal_settings(const RunConfig& config, const RunPlan& plan) {
+  std::vector<RecordedSetting> settings;
+  for (const auto& key : config_keys()) {
+    switch (key.effect) {
+      case TileResultEffect::kKeeps:
+        break;
+      case TileResultEffect::kChanges:
+        settings.emplace_back(key.name, config_value_text(config, key));
+        break;
+      case TileResultEffect::kResolved:
+        if (auto value = resolved_value(key.name, config, plan)) settings.emplace_back(key.name, std::move(*value));
+        break;
+      case TileResultEffect::kUndeclared:
+        throw std::logic_error(fmt::format("the key table declares no effect on a tile's result for {}", key.name));
+    }
+  }
+  // The libraries and mgpr's own computation: another LibTorch can run other kernels.
+  settings.emplace_back("libtorch", TORCH_VERSION);
+  settings.emplace_back("tile_results_version", std::to_string(kTileResultsVersion));
+  return settings;
+}
+
+void agree_on_journal(RunPlan& plan, const RankEnvironment& ranks, const std::shared_ptr<EarlyStore>& early) {
+  if (ranks.world_size <= 1) return;
+  const auto settings = share_from_rank0(ranks, plan.rendezvous, early, kJournalSettingsKey,
+                                         [&] { return record_text(plan.journal_settings, {}); });
+  plan.journal_settings = parse_record(settings).settings;
+  plan.journal_folder = journal_dir({plan.output.output_dir, plan.journal_settings, plan.source.rasters});
 }
 
 RendezvousOptions rendezvous_options(const RunConfig& config) {
@@ -245,7 +309,9 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   plan.rendezvous.use_gpu = plan.device.is_cuda;
   plan.rendezvous.device_index = plan.device.is_cuda ? static_cast<int>(plan.device.device.index()) : 0;
   plan.resume = config.resume;
-  plan.journal_folder = journal_dir(journal_key(config, plan.source.rasters));
+  plan.journal_settings = journal_settings(config, plan);
+  plan.journal_folder = journal_dir({plan.output.output_dir, plan.journal_settings, plan.source.rasters});
+  plan.legacy_journal_folder = legacy_journal_dir(legacy_journal_key(config, plan.source.rasters));
   return plan;
 }
 

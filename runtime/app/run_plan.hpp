@@ -20,6 +20,7 @@
 #include "model/model.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "pipeline/pipeline.hpp"
+#include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
 #include "tasks/crop_classifier.hpp"
 #include "tasks/task_output.hpp"
@@ -43,8 +44,13 @@ struct RunPlan {
   int log_interval = 10;  // batches between progress lines (0: none)
   RendezvousOptions rendezvous;
   bool resume = true;
-  // This run's journals (resume/tile_journal.hpp), from a fingerprint of its inputs.
+  // The resolved value of every setting that changes a tile's result, from the key
+  // table (mgpr/config.hpp's TileResultEffect): the journal folder records them.
+  std::vector<RecordedSetting> journal_settings;
+  // This run's journals (resume/tile_journal.hpp), a fingerprint of those settings and
+  // the rasters; and where an mgpr that recorded no settings kept the same run's.
   std::filesystem::path journal_folder;
+  std::filesystem::path legacy_journal_folder;
   // The model card, for the banner ("name version (licence), sets task, ..."); empty: none.
   std::string model_card;
   // Where class_names came from, for a refusal when they contradict the model: the
@@ -88,8 +94,21 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks,
 void check_run_fits(const RunPlan& plan, const TileSource& source,
                     std::optional<std::uint64_t> memory_limit = memory_limit_bytes());
 
-// What identifies the results of `config` over `rasters`, the inputs expanded
-// (resume/tile_journal.hpp's JournalKey).
-JournalKey journal_key(const RunConfig& config, std::span<const std::string> rasters);
+// The journal settings of `config` as `plan` resolved it: each key the table says
+// changes a tile's result, as given (kChanges) or as resolved (kResolved: the precision
+// and device auto became, the models' and libraries' content), then the LibTorch version
+// and mgpr's version of tile results. Throws std::logic_error for a key that declares no
+// effect or a resolved key this function does not know.
+std::vector<RecordedSetting> journal_settings(const RunConfig& config, const RunPlan& plan);
+
+// The key an mgpr that recorded no settings made of `config` over `rasters`, to find the
+// journal it left (resume/tile_journal.hpp's LegacyJournalKey).
+LegacyJournalKey legacy_journal_key(const RunConfig& config, std::span<const std::string> rasters);
+
+// A run of several ranks journals under rank 0's settings, as it reads rank 0's inputs:
+// ranks on machines that resolve precision=auto differently must still agree on one
+// folder, or they would not agree on the tiles left. Called after make_run_plan on
+// every rank with expand_inputs_once's store; nothing for a run of one.
+void agree_on_journal(RunPlan& plan, const RankEnvironment& ranks, const std::shared_ptr<EarlyStore>& early);
 
 }  // namespace mgpr::runtime

@@ -23,16 +23,6 @@ constexpr std::string_view kJournalFolder = ".mgpr-journal";
 // In a run's journal folder: line i is raster i's identity.
 constexpr std::string_view kRasterIdentities = "rasters.identity";
 
-// FNV-1a: stable across builds and machines, unlike std::hash.
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t hash = 1469598103934665603ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
 // A file's identity for the fingerprint: a rewritten raster or model is another input.
 std::string file_identity(const std::string& path) {
   std::error_code error;
@@ -46,6 +36,10 @@ std::string file_identity(const std::string& path) {
 }  // namespace
 
 std::filesystem::path journal_dir(const JournalKey& key) {
+  return key.output_dir / kJournalFolder / fmt::format("{:016x}", fnv1a(record_text(key.settings, key.rasters)));
+}
+
+std::filesystem::path legacy_journal_dir(const LegacyJournalKey& key) {
   std::string text = fmt::format("{}\nmodel={}\n", key.settings, file_identity(key.model));
   for (const auto& library : key.libraries) text += "library=" + file_identity(library) + "\n";
   for (const auto& raster : key.rasters) text += "raster=" + raster + "\n";

@@ -13,32 +13,42 @@
 #include <vector>
 
 #include "geometry/tiler.hpp"
+#include "resume/journal_record.hpp"
 
 namespace mgpr::runtime {
 
 // Finished tiles and their encoded results (payloads never contain a newline).
 using TileResults = std::map<TileId, std::string>;
 
-// What identifies a run's results: everything that changes a tile's result. A run with
-// other settings on the same output_dir therefore never reuses these results.
+// What identifies a run's results: the resolved value of everything that changes a
+// tile's result (the configuration's key table declares which keys do, mgpr/config.hpp;
+// app/run_plan.cpp resolves them) and the rasters. A run with other settings on the same
+// output_dir therefore never reuses these results.
 struct JournalKey {
   std::filesystem::path output_dir;
-  // The settings that change a result (task, tiling, bands, scaling, precision, score
-  // threshold, ...) as one line of text.
-  std::string settings;
-  // The model and libraries, each identified by its absolute path, size and modification
-  // time: a rewritten model is another run.
-  std::string model;
-  std::vector<std::string> libraries;
+  std::vector<RecordedSetting> settings;
   // The rasters by path only: one raster replaced among thousands must not cost the
   // others' results. Each raster's identity is kept in the journal instead
   // (record_raster_identities), and only a changed raster's results are dropped.
   std::vector<std::string> rasters;
 };
 
-// Where a run's journals live: <output_dir>/.mgpr-journal/<fingerprint of the key>. Looks
-// at every file of the key (stat), so the run plan computes it once.
+// Where a run's journals live: <output_dir>/.mgpr-journal/<fingerprint of the key's
+// record (journal_record.hpp), which the folder holds beside the journals>.
 std::filesystem::path journal_dir(const JournalKey& key);
+
+// The key as mgpr wrote it before journal folders recorded their settings: one line of
+// hand-picked settings (precision as typed, no min_area), the model and libraries by
+// path, size and modification time, the classifier by path. Only to find a journal such
+// an mgpr left, which a run with the same key takes over (resume/run_journal.hpp).
+struct LegacyJournalKey {
+  std::filesystem::path output_dir;
+  std::string settings;
+  std::string model;
+  std::vector<std::string> libraries;
+  std::vector<std::string> rasters;
+};
+std::filesystem::path legacy_journal_dir(const LegacyJournalKey& key);
 
 class TileJournal {
  public:

@@ -26,6 +26,34 @@ TEST(Config, DefaultsMatchTheOriginalProjectKeys) {
   EXPECT_EQ(config.model, "builtin:resnet50");
 }
 
+// The resume fingerprint is made from these declarations (runtime/app/run_plan.cpp): a
+// key that declares nothing could change a tile's result and be left out of it.
+TEST(Config, EveryKeyDeclaresWhetherItChangesATilesResult) {
+  for (const auto& key : mgpr::config_keys()) {
+    EXPECT_NE(key.effect, mgpr::TileResultEffect::kUndeclared) << key.name;
+  }
+  const auto effect_of = [](std::string_view name) { return mgpr::find_config_key(name)->effect; };
+  EXPECT_EQ(effect_of("min_area"), mgpr::TileResultEffect::kChanges);
+  EXPECT_EQ(effect_of("precision"), mgpr::TileResultEffect::kResolved);
+  EXPECT_EQ(effect_of("classify_model"), mgpr::TileResultEffect::kResolved);
+  EXPECT_EQ(effect_of("workers"), mgpr::TileResultEffect::kKeeps);
+}
+
+TEST(Config, ValuesAsPlainText) {
+  mgpr::RunConfig config;
+  config.min_area = 100;
+  config.mean = {0.5, 0.25};
+  config.bands = {3, 2, 1};
+  const auto text = [&](std::string_view name) {
+    return mgpr::config_value_text(config, *mgpr::find_config_key(name));
+  };
+  EXPECT_EQ(text("min_area"), "100");
+  EXPECT_EQ(text("mean"), "0.5,0.25");
+  EXPECT_EQ(text("bands"), "3,2,1");
+  EXPECT_EQ(text("polygons"), "false");
+  EXPECT_EQ(text("task"), "classify");
+}
+
 TEST(Config, OverridesOfEveryType) {
   mgpr::RunConfig config;
   mgpr::apply_override(config, "use_fake_data=true");

@@ -97,9 +97,27 @@ using ConfigField = std::variant<bool RunConfig::*, int RunConfig::*, double Run
                                  std::vector<std::string> RunConfig::*, std::vector<int> RunConfig::*,
                                  std::vector<double> RunConfig::*>;
 
+// What a key's value does to a tile's result, the one a run journals and a resumed run
+// takes over instead of computing it again. The resume fingerprint (runtime/app/
+// run_plan.cpp) is made from this declaration, so no key that changes a result can be
+// left out of it; a key that declares nothing is refused by tests/unit/config_test.cpp.
+enum class TileResultEffect {
+  kUndeclared,  // never in the table
+  // Leaves it as it is: how fast or where the run goes, what it reports, how the final
+  // files are made from the journaled results (merging, names, formats).
+  kKeeps,
+  // Changes it: the value as given is in the fingerprint.
+  kChanges,
+  // Changes it through what it becomes on the machine, which the fingerprint holds
+  // instead: the rasters the inputs expand to, the precision and device `auto` become, a
+  // model file's content.
+  kResolved,
+};
+
 struct ConfigKey {
   std::string_view name;
   ConfigField field;
+  TileResultEffect effect = TileResultEffect::kUndeclared;
   std::string_view help;
   std::span<const std::string_view> choices = {};  // allowed values of a string key
   int min_value = 0;                               // smallest allowed value of an int key
@@ -108,6 +126,9 @@ struct ConfigKey {
 
 // Every key, in the order --help and the resolved config list them.
 std::span<const ConfigKey> config_keys();
+// `key`'s value in `config` as plain text, for a record a person reads: lists joined by
+// commas, numbers as fmt writes them (100, 0.5), booleans true and false.
+std::string config_value_text(const RunConfig& config, const ConfigKey& key);
 const ConfigKey* find_config_key(std::string_view name);
 // Up to three known keys close to a mistyped one, nearest first.
 std::vector<std::string_view> nearest_config_keys(std::string_view name);

@@ -119,32 +119,83 @@ TEST(RunPlan, TheMemoryBudgetCountsTheTilesAsTheSourceHandsThemOn) {
   EXPECT_THROW(rt::check_run_fits(byte_plan, *byte_source, byte_needed - 1), mgpr::UsageError);
 }
 
-// The folder's name is a fingerprint of the same text as before the run plan existed, so
-// a run interrupted under an earlier mgpr resumes under this one.
-TEST(RunPlan, TheJournalFolderKeepsItsFingerprint) {
+// The folder an mgpr that recorded no settings would use: the same name as every release
+// before, so a run interrupted under one is found and resumed (resume/run_journal.hpp).
+TEST(RunPlan, TheLegacyJournalFolderKeepsItsFingerprint) {
   const auto plan = rt::make_run_plan(fake_cpu_run(), mgpr::RankEnvironment{});
-  EXPECT_EQ(plan.journal_folder, fs::path("mgpr_output") / ".mgpr-journal" / "66611244b12ac01d");
+  EXPECT_EQ(plan.legacy_journal_folder, fs::path("mgpr_output") / ".mgpr-journal" / "66611244b12ac01d");
+  EXPECT_NE(plan.journal_folder, plan.legacy_journal_folder);
+}
+
+fs::path journal_folder_of(const mgpr::RunConfig& config) {
+  return rt::make_run_plan(config, mgpr::RankEnvironment{}).journal_folder;
 }
 
 TEST(RunPlan, OnlyWhatChangesATilesResultChangesTheJournalFolder) {
   auto config = fake_cpu_run();
-  const auto first = rt::journal_dir(rt::journal_key(config, config.image_path));
+  const auto first = journal_folder_of(config);
   config.tile_size = 512;
-  EXPECT_NE(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
+  EXPECT_NE(journal_folder_of(config), first);
   config.tile_size = 1024;
+  config.min_area = 100;  // drops small regions before a tile's result is journaled
+  EXPECT_NE(journal_folder_of(config), first);
+  config.min_area = 0;
   config.iou_threshold = 0.3;    // merging happens at the end, from the journaled boxes
   config.output_format = "fgb";  // so is writing the files
   config.workers = 7;
   config.sharding = "static";
-  EXPECT_EQ(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
+  config.simplify = 2;
+  EXPECT_EQ(journal_folder_of(config), first);
 }
 
-TEST(RunPlan, TheNodataRuleChangesTheJournalFolderOnlyWhenSet) {
+TEST(RunPlan, TheNodataRuleChangesTheJournalFolder) {
   auto config = fake_cpu_run();
-  const auto first = rt::journal_dir(rt::journal_key(config, config.image_path));
+  const auto first = journal_folder_of(config);
   config.nodata = "none";
-  EXPECT_NE(rt::journal_dir(rt::journal_key(config, config.image_path)), first);
+  EXPECT_NE(journal_folder_of(config), first);
   EXPECT_EQ(rt::make_run_plan(config, mgpr::RankEnvironment{}).source.nodata.kind, mgpr::NodataRule::Kind::kNone);
+}
+
+std::string setting(const rt::RunPlan& plan, std::string_view name) {
+  for (const auto& [key, value] : plan.journal_settings) {
+    if (key == name) return value;
+  }
+  return "(absent)";
+}
+
+// The journal holds what the run computes with, not what was typed: precision=auto as
+// the precision it became here, the device, the model's content, LibTorch's version.
+TEST(RunPlan, TheJournalSettingsAreResolved) {
+  auto config = fake_cpu_run();
+  const auto automatic = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  const auto resolved = setting(automatic, "precision");
+  EXPECT_TRUE(resolved.starts_with(std::string(rt::precision_name(automatic.execution.front())))) << resolved;
+  EXPECT_EQ(setting(automatic, "accelerator"), "cpu");
+  EXPECT_EQ(setting(automatic, "model"), "builtin:resnet50");
+  EXPECT_EQ(setting(automatic, "classify_model"), "none");
+  EXPECT_NE(setting(automatic, "libtorch"), "(absent)");
+  EXPECT_EQ(setting(automatic, "min_area"), "0");
+  EXPECT_EQ(setting(automatic, "workers"), "(absent)");
+  config.precision = "fp32";
+  const auto fp32 = rt::make_run_plan(config, mgpr::RankEnvironment{});
+  EXPECT_EQ(setting(fp32, "precision"), "fp32");
+  // Where auto becomes fp32, typing fp32 is the same run.
+  EXPECT_EQ(fp32.journal_folder == automatic.journal_folder, resolved == "fp32");
+}
+
+// A model enters by its content: the same weights under another name are the same run,
+// other weights under the same name another.
+TEST(RunPlan, AModelEntersTheJournalByItsContent) {
+  const mgpr::test::TempDir dir;
+  std::ofstream(dir.file("a.pt")) << "weights";
+  std::ofstream(dir.file("b.pt")) << "weights";
+  auto config = fake_cpu_run();
+  config.model = dir.file("a.pt");
+  const auto first = journal_folder_of(config);
+  config.model = dir.file("b.pt");
+  EXPECT_EQ(journal_folder_of(config), first);
+  std::ofstream(dir.file("b.pt")) << "other weights";
+  EXPECT_NE(journal_folder_of(config), first);
 }
 
 // A folder is listed once, here; its rasters (not the folder's name) make the journal

@@ -62,30 +62,30 @@ TEST(TileJournal, TheFirstResultOfATileWins) {
 TEST(TileJournal, AnotherKeyGetsAnotherFolder) {
   mgpr::runtime::JournalKey key;
   key.output_dir = "mgpr_output";
-  key.settings = "task=classify tile=1024";
-  key.model = "builtin:resnet50";
+  key.settings = {{"task", "classify"}, {"tile_size", "1024"}};
   const auto first = mgpr::runtime::journal_dir(key);
   EXPECT_EQ(first, mgpr::runtime::journal_dir(key)) << "stable for the same run";
   EXPECT_EQ(first.parent_path(), fs::path("mgpr_output") / ".mgpr-journal");
   auto other = key;
-  other.settings = "task=classify tile=512";
+  other.settings[1].second = "512";
   EXPECT_NE(mgpr::runtime::journal_dir(other), first);
   other = key;
   other.rasters = {"a.tif"};
   EXPECT_NE(mgpr::runtime::journal_dir(other), first);
 }
 
-TEST(TileJournal, ARewrittenModelIsAnotherRun) {
+// The key of an mgpr that recorded no settings, as it was: a rewritten model, another run.
+TEST(TileJournal, ARewrittenModelIsAnotherRunForTheLegacyKey) {
   const auto model = scratch("rewritten") / "model.pt";
   fs::create_directories(model.parent_path());
   std::ofstream(model) << "first";
-  mgpr::runtime::JournalKey key;
+  mgpr::runtime::LegacyJournalKey key;
   key.settings = "task=detect";
   key.model = model.string();
   key.rasters = {"a.tif"};
-  const auto before = mgpr::runtime::journal_dir(key);
+  const auto before = mgpr::runtime::legacy_journal_dir(key);
   std::ofstream(model) << "second, longer";
-  EXPECT_NE(mgpr::runtime::journal_dir(key), before);
+  EXPECT_NE(mgpr::runtime::legacy_journal_dir(key), before);
 }
 
 // One raster rewritten among many (a corrupt tile replaced) costs its own results only:
@@ -98,8 +98,7 @@ TEST(TileJournal, ARewrittenRasterLosesOnlyItsOwnResults) {
   for (const auto& raster : rasters) std::ofstream(raster) << "first";
   mgpr::runtime::JournalKey key;
   key.output_dir = folder;  // the journal in the test's folder, not the working one
-  key.settings = "task=detect";
-  key.model = "builtin:resnet50";
+  key.settings = {{"task", "detect"}};
   key.rasters = rasters;
   const auto dir = mgpr::runtime::journal_dir(key);
   mgpr::runtime::record_raster_identities(dir, rasters);
