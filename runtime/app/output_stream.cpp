@@ -98,6 +98,9 @@ void OutputStream::run() {
       failed = failure_ != nullptr;
     }
     try {
+      // A run that lost a rank never completes the rows waiting for its tiles: from then
+      // on what comes is dropped (below), so rank 0's memory does not grow with it.
+      if (!failed) communicator_.check_peers();
       // After a failure the results are still taken, so no rank waits on a full mailbox,
       // and dropped: nothing more is written.
       for (const auto& message : failure_mailbox_.receive()) failed_rasters.push_back(decode_failed_raster(message));

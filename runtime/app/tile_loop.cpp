@@ -27,9 +27,11 @@ constexpr auto kWriterSilence = std::chrono::seconds(10);
 // The store's counter of tiles every rank has done, for rank 0's progress line.
 constexpr const char* kRunProgressKey = "mgpr/tiles-done";
 
-// Stops handing out tiles once a stop was asked for; tiles already claimed finish.
-TileFeed stoppable(TileFeed feed) {
-  return [inner = std::move(feed)]() -> std::optional<Tile> {
+// Stops handing out tiles once a stop was asked for; tiles already claimed finish. A run
+// that lost a rank cannot finish: the feed throws why, and the pipeline ends with it.
+TileFeed stoppable(TileFeed feed, Communicator& communicator) {
+  return [inner = std::move(feed), &communicator]() -> std::optional<Tile> {
+    communicator.check_peers();
     if (stop_signal() != 0) return std::nullopt;
     return inner();
   };
@@ -76,6 +78,8 @@ TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communi
     const auto position = static_cast<std::int64_t>(at - run_tiles.begin());
     auto last_change = std::chrono::steady_clock::now();
     while (position - pace->written > limit && stop_signal() == 0 && !pace->released) {
+      // A writer held up by a rank the run lost would write nothing more: the loss ends the wait.
+      communicator.check_peers();
       const auto written = communicator.add(kTilesWrittenKey, 0);
       const auto now = std::chrono::steady_clock::now();
       if (written > pace->written.exchange(written)) last_change = now;
@@ -119,13 +123,18 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
     printer.update(running, run_done);
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
+    parts.communicator.check_peers();
   };
   auto [stats, own_failures] = run_pipeline(
       {parts.source, plan.in_flight.workers,
        stoppable(paced_by_writer(std::move(feed), parts.source.tiles(), parts.communicator,
-                                 unwritten_limit(parts.source.tiles(), plan, ranks.world_size))),
+                                 unwritten_limit(parts.source.tiles(), plan, ranks.world_size)),
+                 parts.communicator),
        plan.in_flight.reader_queue()},
       parts.model, plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
+  // A stop (the launcher's SIGTERM after a peer died) may have ended the loop before the
+  // loss did: such a run is not "done".
+  parts.communicator.check_peers();
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);

@@ -17,10 +17,14 @@
 
 namespace mgpr::runtime {
 
-// c10::Error's what() carries a C++ backtrace: not for a user's eyes.
+// c10::Error's what() carries a C++ backtrace: not for a user's eyes. Whatever of one is
+// left in the text (an error that quotes another's what()) is cut off too.
 inline std::string cause_of(const std::exception& error) {
   std::string text = error.what();
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error)) text = c10_error->what_without_backtrace();
+  for (const char* backtrace_start : {"Exception raised from ", "frame #"}) {
+    if (const auto at = text.find(backtrace_start); at != std::string::npos) text.erase(at);
+  }
   // Trailing newline or full stop: the cause sits inside a sentence of ours.
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '.')) text.pop_back();
   return text;
@@ -88,6 +92,9 @@ class PlainPeerStore final : public PeerStore {
   }
   bool check(const std::string& key) override {
     return plain([&] { return store_.check(key); });
+  }
+  std::string get(const std::string& key) override {
+    return plain([&] { return store_.get(key); });
   }
 
  private:

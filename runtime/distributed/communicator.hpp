@@ -27,6 +27,11 @@ class Communicator {
   virtual void put(const std::string& key, const std::string& bytes) = 0;
   // The value under `key`, which must have been put, removed from the store. Thread-safe.
   virtual std::string take(const std::string& key) = 0;
+  // Throws IoError naming the rank the run lost and why, once the peer watch knows of one
+  // (peer_watch.hpp): the run cannot finish, so nobody should compute on, nor hold
+  // results, for it. Thread-safe and cheap (it reads what the watch found); a run of one
+  // rank has nobody to lose.
+  virtual void check_peers() {}
 };
 
 struct RendezvousOptions {

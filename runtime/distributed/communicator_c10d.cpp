@@ -46,6 +46,9 @@ constexpr auto kPoll = milliseconds(20);
 constexpr auto kVerdictMargin = std::chrono::seconds(10);
 // How long rank 0 keeps its store up after a failed rendezvous so the others read why.
 constexpr auto kVerdictLinger = std::chrono::seconds(2);
+// The same once the run lost a rank: the others read it within a beat, then leave as
+// soon as their loop ends.
+constexpr auto kLostLinger = std::chrono::seconds(3);
 
 std::string arrived_key(int rank) { return fmt::format("arrived/{}", rank); }
 
@@ -58,27 +61,36 @@ std::vector<std::string> hosts_of(SharedStore& store, int world_size) {
 
 class StoreCommunicator final : public Communicator {
  public:
-  StoreCommunicator(int rank, int world_size, std::shared_ptr<SharedStore> store, const RendezvousOptions& options)
-      : rank_(rank),
-        world_size_(world_size),
+  StoreCommunicator(const RankEnvironment& ranks, std::shared_ptr<SharedStore> store, const RendezvousOptions& options)
+      : rank_(ranks.rank),
+        world_size_(ranks.world_size),
         store_(std::move(store)),
         timeout_(options.timeout),
         peer_store_(*store_),
-        peers_(peer_store_, rank, hosts_of(*store_, world_size), options.peer_timeout) {}
+        peers_(peer_store_, ranks.rank, hosts_of(*store_, ranks.world_size), options.peer_timeout, ranks.master_addr) {}
 
   ~StoreCommunicator() override {
     collectives_.reset();
+    // A rank that leaves in order says so on its line before it counts itself out, so
+    // rank 0 never takes it for a rank lost; one that fails leaves without a word.
+    const bool in_order = std::uncaught_exceptions() == 0;
+    if (rank_ != 0) peers_.stop(in_order);
     try {
       store_->add(kLeft, 1);
-      // Rank 0 serves the store: it stays until the others are done with it, unless it is
-      // itself failing (then the others see the store go and report it).
-      if (rank_ == 0 && std::uncaught_exceptions() == 0) {
-        const auto deadline = Clock::now() + timeout_;
-        while (store_->add(kLeft, 0) < world_size_ && Clock::now() < deadline) std::this_thread::sleep_for(kPoll);
+      // Rank 0 serves the store: it stays until the others are done with it, or, failing
+      // because the run lost a rank, until the others have read which (the store gone,
+      // they could only name rank 0). Failing for another reason, the others see the
+      // store go and report it.
+      const int lost = peers_.lost_count();
+      if (rank_ == 0 && (in_order || lost > 0)) {
+        const auto deadline = Clock::now() + (in_order ? timeout_ : kLostLinger);
+        while (store_->add(kLeft, 0) < world_size_ - lost && Clock::now() < deadline)
+          std::this_thread::sleep_for(kPoll);
       }
     } catch (const std::exception&) {
       // Rank 0 already gone: nothing left to wait for.
     }
+    if (rank_ == 0) peers_.stop(in_order);
   }
   StoreCommunicator(const StoreCommunicator&) = delete;
   StoreCommunicator& operator=(const StoreCommunicator&) = delete;
@@ -91,18 +103,47 @@ class StoreCommunicator final : public Communicator {
   void barrier() override {
     const std::lock_guard lock(collective_mutex_);
     peers_.wait_for_peers();
-    collectives_->barrier();
+    plain_collective([&] { collectives_->barrier(); });
   }
   std::vector<std::string> all_gather(const std::string& bytes) override {
     const std::lock_guard lock(collective_mutex_);
     peers_.wait_for_peers();
-    return collectives_->all_gather(bytes);
+    return plain_collective([&] { return collectives_->all_gather(bytes); });
   }
-  std::int64_t add(const std::string& key, std::int64_t delta) override { return store_->add(key, delta); }
-  void put(const std::string& key, const std::string& bytes) override { store_->set(key, bytes); }
-  std::string take(const std::string& key) override { return store_->take(key); }
+  std::int64_t add(const std::string& key, std::int64_t delta) override {
+    return plain([&] { return store_->add(key, delta); });
+  }
+  void put(const std::string& key, const std::string& bytes) override {
+    plain([&] { store_->set(key, bytes); });
+  }
+  std::string take(const std::string& key) override {
+    return plain([&] { return store_->take(key); });
+  }
+  void check_peers() override { peers_.check(); }
 
  private:
+  // c10's errors carry a C++ backtrace and say nothing of the run: what the peer watch
+  // knows says which rank was lost, or that rank 0 stopped answering.
+  template <class Call>
+  auto plain(const Call& call) const -> decltype(call()) {
+    try {
+      return call();
+    } catch (const c10::Error& error) {
+      throw IoError(peers_.failure_message(cause_of(error)));
+    }
+  }
+  // A collective that fails after every rank came to it: a rank lost on the way, or the
+  // network between the ranks.
+  template <class Call>
+  auto plain_collective(const Call& call) const -> decltype(call()) {
+    try {
+      return call();
+    } catch (const c10::Error& error) {
+      peers_.check();
+      throw IoError(fmt::format("rank {}: a collective with the other ranks failed ({})", rank_, cause_of(error)));
+    }
+  }
+
   int rank_;
   int world_size_;
   std::shared_ptr<SharedStore> store_;
@@ -308,7 +349,7 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
   } else {
     other_rank_rendezvous(*store, ranks, options, address);
   }
-  auto communicator = std::make_unique<StoreCommunicator>(ranks.rank, ranks.world_size, store, options);
+  auto communicator = std::make_unique<StoreCommunicator>(ranks, store, options);
   communicator->set_collectives(make_collectives(*store, ranks, options, communicator->peers()));
   // From here on a store call that rank 0 does not answer within peer_timeout fails.
   store->raw()->setTimeout(options.peer_timeout);

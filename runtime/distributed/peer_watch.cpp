@@ -12,6 +12,7 @@
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "resume/stop_request.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -24,8 +25,19 @@ constexpr auto kBeatInterval = std::chrono::seconds(1);
 constexpr auto kStoppedAfter = 3 * kBeatInterval;
 // The longest sleep between two looks at a collective's arrival count.
 constexpr auto kLongestPoll = std::chrono::milliseconds(20);
+// How long a watch waits on the lines at a time: also how soon it sees stop().
+constexpr auto kLinePoll = std::chrono::milliseconds(200);
+// How long a rank may take to connect its line; a line not made leaves the beats alone.
+constexpr auto kLineConnect = std::chrono::seconds(5);
+// Once a stop was asked for (SIGTERM, SIGUSR2), a beat silent this long is a rank lost:
+// the stop's grace (10 s for `mgpr gpus=N`, Slurm's KillWait) is shorter than
+// peer_timeout, and every rank that lives beats on however busy it is.
+constexpr auto kStopPatience = std::chrono::seconds(5);
 
+// The store's keys: a rank's beat; rank 0's port for the lines; why the run is lost.
 std::string beat_key(int rank) { return fmt::format("beat/{}", rank); }
+constexpr const char* kLinePortKey = "peers/line-port";
+constexpr const char* kLostKey = "peers/lost";
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -41,30 +53,156 @@ void pause(const std::stop_token& stop, std::chrono::milliseconds interval) {
 
 }  // namespace
 
-PeerWatch::PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout)
+PeerWatch::PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout,
+                     std::string rank0_address)
     : store_(store),
       rank_(rank),
       world_size_(static_cast<int>(hosts.size())),
       hosts_(std::move(hosts)),
       peer_timeout_(peer_timeout),
       last_reply_ns_(now_ns()),
+      rank0_address_(std::move(rank0_address)),
+      lines_(rank == 0 ? std::make_unique<Rank0Lines>() : nullptr),
       beat_([this](const std::stop_token& stop) { beat(stop); }),
-      guard_([this](const std::stop_token& stop) { guard(stop); }) {}
+      guard_([this](const std::stop_token& stop) { guard(stop); }),
+      watch_([this](const std::stop_token& stop) { watch(stop); }) {}
 
 PeerWatch::~PeerWatch() = default;  // the jthreads ask their threads to stop and join them
 
-// A store that is gone ends the beat quietly: the collective that needs it says why.
+void PeerWatch::stop(bool in_order) {
+  in_order_ = in_order;
+  leaving_ = true;
+  for (auto* thread : {&watch_, &beat_, &guard_}) {
+    thread->request_stop();
+    if (thread->joinable()) thread->join();
+  }
+}
+
+// A store that is gone ends the beat: for the others, rank 0 ended (the call that needs
+// the store says so too).
 void PeerWatch::beat(const std::stop_token& stop) {
   while (!stop.stop_requested()) {
+    const auto asked = Clock::now();
     try {
       store_.add(beat_key(rank_), 1);
       last_reply_ns_ = now_ns();
-    } catch (const std::exception&) {
+      if (rank_ != 0 && !lost_known_ && store_.check(kLostKey)) record_loss({}, store_.get(kLostKey));
+    } catch (const std::exception& error) {
       beat_ended_ = true;
+      // Refused at once: rank 0's end of the connection closed. A call that waited out
+      // the store's timeout is the guard's to name (a rank 0 stopped, not ended).
+      if (rank_ != 0 && Clock::now() - asked < std::chrono::milliseconds(peer_timeout_) / 2) {
+        record_loss({0}, rank0_stopped_answering_message(hosts_.front(), rank_, error.what()));
+      }
       return;
     }
     pause(stop, kBeatInterval);
   }
+}
+
+void PeerWatch::watch(const std::stop_token& stop) {
+  try {
+    if (rank_ == 0) {
+      watch_every_rank(stop);
+    } else {
+      watch_rank0(stop);
+    }
+  } catch (const std::exception&) {
+    // A store that fails here fails the calls that need it too, which say why.
+  }
+}
+
+// Every line, and once a second every beat.
+void PeerWatch::watch_every_rank(const std::stop_token& stop) {
+  if (lines_->port() > 0) store_.set(kLinePortKey, std::to_string(lines_->port()));
+  const auto size = static_cast<std::size_t>(world_size_);
+  std::vector<std::int64_t> beats(size, -1);
+  std::vector<Clock::time_point> moved(size, Clock::now());
+  auto next_look = Clock::now() + kBeatInterval;
+  while (!stop.stop_requested()) {
+    if (const auto ended = lines_->closed_without_goodbye(kLinePoll); !ended.empty() && !leaving_) {
+      record_loss(ended, ranks_ended_message(with_hosts(ended)));
+    }
+    if (Clock::now() < next_look) continue;
+    next_look = Clock::now() + kBeatInterval;
+    const auto patience =
+        stop_signal() != 0 ? std::min<std::chrono::seconds>(peer_timeout_, kStopPatience) : peer_timeout_;
+    std::vector<int> silent;
+    for (int r = 1; r < world_size_; ++r) {
+      const auto index = static_cast<std::size_t>(r);
+      const auto beat = store_.add(beat_key(r), 0);
+      if (beat != beats[index]) {
+        beats[index] = beat;
+        moved[index] = Clock::now();
+      } else if (Clock::now() - moved[index] >= patience) {
+        silent.push_back(r);
+      }
+    }
+    if (!silent.empty() && !leaving_) record_loss(silent, ranks_silent_message(with_hosts(silent), patience));
+  }
+}
+
+// The line to rank 0, once rank 0 said where it listens.
+void PeerWatch::watch_rank0(const std::stop_token& stop) {
+  const auto given_up = Clock::now() + peer_timeout_;
+  while (!store_.check(kLinePortKey)) {
+    if (stop.stop_requested() || Clock::now() > given_up) return;
+    pause(stop, kLinePoll);
+  }
+  const auto port = std::stoi(store_.get(kLinePortKey));
+  LineToRank0 line(rank0_address_, port, rank_, kLineConnect);
+  while (line.connected() && !stop.stop_requested()) {
+    if (line.rank0_closed(kLinePoll)) {
+      if (!leaving_) {
+        record_loss({0}, rank0_stopped_answering_message(hosts_.front(), rank_, "its line to this rank closed"));
+      }
+      return;
+    }
+  }
+  if (in_order_) line.goodbye();
+}
+
+void PeerWatch::record_loss(const std::vector<int>& ranks, const std::string& why) {
+  if (leaving_) return;
+  {
+    const std::lock_guard lock(lost_mutex_);
+    if (lost_known_) return;
+    lost_why_ = why;
+    lost_count_ = std::max(1, static_cast<int>(ranks.size()));
+    lost_known_ = true;
+  }
+  if (rank_ != 0) return;
+  try {
+    store_.set(kLostKey, why);
+  } catch (const std::exception&) {
+    // Rank 0's own store: the others then find it gone.
+  }
+}
+
+std::vector<std::pair<int, std::string>> PeerWatch::with_hosts(const std::vector<int>& ranks) const {
+  std::vector<std::pair<int, std::string>> named;
+  for (const int r : ranks) named.emplace_back(r, hosts_.at(static_cast<std::size_t>(r)));
+  return named;
+}
+
+void PeerWatch::check() const {
+  if (!lost_known_) return;
+  const std::lock_guard lock(lost_mutex_);
+  throw IoError(run_lost_message(rank_, lost_why_));
+}
+
+std::string PeerWatch::failure_message(const std::string& cause) const {
+  if (lost_known_) {
+    const std::lock_guard lock(lost_mutex_);
+    return run_lost_message(rank_, lost_why_);
+  }
+  if (rank_ == 0) return fmt::format("the run's store, which rank 0 serves, failed ({})", cause);
+  return run_lost_message(rank_, rank0_stopped_answering_message(hosts_.front(), rank_, cause));
+}
+
+int PeerWatch::lost_count() const {
+  const std::lock_guard lock(lost_mutex_);
+  return lost_count_;
 }
 
 // A store call waits for rank 0's answer without a timeout of its own (LibTorch's client
@@ -87,6 +225,7 @@ void PeerWatch::guard(const std::stop_token& stop) {
 }
 
 void PeerWatch::wait_for_peers() {
+  check();
   const int collective = ++collectives_started_;
   const auto key = fmt::format("collective/{}", collective);
   const auto here = [&](int r) { return fmt::format("{}/{}", key, r); };
@@ -99,6 +238,7 @@ void PeerWatch::wait_for_peers() {
     for (auto poll = std::chrono::milliseconds(1); store_.add(key, 0) < world_size_;
          poll = std::min(poll * 2, kLongestPoll)) {
       std::this_thread::sleep_for(poll);
+      check();
       if (Clock::now() < next_look) continue;
       next_look = Clock::now() + kBeatInterval;
       std::vector<std::pair<int, std::string>> lost;
@@ -118,6 +258,9 @@ void PeerWatch::wait_for_peers() {
   } catch (const IoError&) {
     throw;
   } catch (const std::exception& error) {
+    // Rank 0 ended: its line or the beat says so within moments, and names it better.
+    for (int look = 0; look < 50 && !lost_known_; ++look) std::this_thread::sleep_for(kLongestPoll);
+    check();
     throw IoError(
         store_silent_message(rank_, hosts_.empty() ? "its host" : hosts_.front(), peer_timeout_, error.what()));
   }

@@ -5,14 +5,22 @@
 // whole timeout and name nobody. Instead every rank beats on the store once a second,
 // and before each collective waits on the store until all have come, naming by rank and
 // host any rank whose beat stopped for peer_timeout (docs/runtime-distributed.md).
+// While the tiles run, rank 0 watches every beat and every rank's line (peer_lines.hpp)
+// and puts the first loss on the store, where the others read it once a second; the
+// others watch their line to rank 0. The tile loop and rank 0's writer ask check(), so
+// nobody computes on, nor holds results, for a run that is already lost.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "distributed/collectives.hpp"
+#include "distributed/peer_lines.hpp"
 
 namespace mgpr::runtime {
 
@@ -23,12 +31,16 @@ class PeerStore {
   virtual void set(const std::string& key, const std::string& value) = 0;
   virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
   virtual bool check(const std::string& key) = 0;
+  // The value under `key`, which must be set.
+  virtual std::string get(const std::string& key) = 0;
 };
 
 class PeerWatch final : public PeerLiveness {
  public:
-  // Starts the beat and the guard. `hosts` by rank, as each reported at rendezvous.
-  PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout);
+  // Starts the beat, the guard and the watch. `hosts` by rank, as each reported at
+  // rendezvous; `rank0_address` is where the others reach rank 0 (its store's host).
+  PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout,
+            std::string rank0_address);
   PeerWatch(const PeerWatch&) = delete;
   PeerWatch& operator=(const PeerWatch&) = delete;
   ~PeerWatch() override;  // stops both threads
@@ -37,6 +49,17 @@ class PeerWatch final : public PeerLiveness {
   // IoError naming the ranks that stopped beating, or rank 0 when the store stopped
   // answering.
   void wait_for_peers();
+
+  // From any thread, cheap (what the watch found so far): throws IoError naming the rank
+  // the run lost and why, once this rank knows of one.
+  void check() const;
+  // Why a call to the store failed with `cause`: the loss known, else rank 0 stopped answering.
+  [[nodiscard]] std::string failure_message(const std::string& cause) const;
+  // How many ranks this rank knows the run lost (rank 0 knows each; the others, that one was).
+  [[nodiscard]] int lost_count() const;
+  // Ends the watch before the rank leaves. In order, its line says goodbye; a rank that
+  // fails leaves without one, and rank 0 learns at once that the run is lost.
+  void stop(bool in_order);
 
   // For a backend's overdue collective (NCCL's deadline), from the same thread: look
   // samples every peer's beat; stopped names those whose beat has not moved for a few
@@ -47,6 +70,12 @@ class PeerWatch final : public PeerLiveness {
  private:
   void beat(const std::stop_token& stop);
   void guard(const std::stop_token& stop);
+  void watch(const std::stop_token& stop);
+  void watch_every_rank(const std::stop_token& stop);  // rank 0
+  void watch_rank0(const std::stop_token& stop);       // the others
+  // The first loss found wins; rank 0 puts it on the store for the others.
+  void record_loss(const std::vector<int>& ranks, const std::string& why);
+  [[nodiscard]] std::vector<std::pair<int, std::string>> with_hosts(const std::vector<int>& ranks) const;
 
   PeerStore& store_;
   int rank_;
@@ -59,9 +88,18 @@ class PeerWatch final : public PeerLiveness {
   std::vector<std::chrono::steady_clock::time_point> seen_since_;
   std::atomic<std::int64_t> last_reply_ns_;  // steady clock, when the beat was last answered
   std::atomic<bool> beat_ended_ = false;     // the store is gone: nothing left to guard
+  std::string rank0_address_;
+  std::unique_ptr<Rank0Lines> lines_;  // rank 0's end of every line
+  std::atomic<bool> leaving_ = false;  // stop() was called: what ends now is no loss
+  std::atomic<bool> in_order_ = false;
+  std::atomic<bool> lost_known_ = false;
+  mutable std::mutex lost_mutex_;  // guards the two below
+  std::string lost_why_;
+  int lost_count_ = 0;
   // Last: they use the members above, so they stop before any goes.
   std::jthread beat_;
   std::jthread guard_;
+  std::jthread watch_;
 };
 
 }  // namespace mgpr::runtime

@@ -64,16 +64,26 @@ std::string store_lost_message(int rank, const std::string& store_address, std::
       rank, store_address, waited.count(), cause);
 }
 
-std::string lost_peers_message(int rank, const std::vector<std::pair<int, std::string>>& lost, int collective,
-                               std::chrono::seconds timeout) {
-  std::map<std::string, std::vector<int>> lost_by_host;
-  for (const auto& [lost_rank, host] : lost) lost_by_host[host].push_back(lost_rank);
+namespace {
+
+// "rank 1 on a; ranks 3-4 on b": ranks grouped by host, hosts sorted, so the text is stable.
+std::string ranks_on_hosts(const std::vector<std::pair<int, std::string>>& ranks_and_hosts) {
+  std::map<std::string, std::vector<int>> by_host;
+  for (const auto& [rank, host] : ranks_and_hosts) by_host[host].push_back(rank);
   std::string named;
-  for (auto& [host, ranks] : lost_by_host) {
+  for (auto& [host, ranks] : by_host) {
     std::sort(ranks.begin(), ranks.end());
     if (!named.empty()) named += "; ";
     named += fmt::format("{} {} on {}", ranks.size() == 1 ? "rank" : "ranks", format_rank_list(ranks), host);
   }
+  return named;
+}
+
+}  // namespace
+
+std::string lost_peers_message(int rank, const std::vector<std::pair<int, std::string>>& lost, int collective,
+                               std::chrono::seconds timeout) {
+  const auto named = ranks_on_hosts(lost);
   const bool one = lost.size() == 1;
   return fmt::format(
       "{} showed no sign of life for {} s while rank {} waited for {} at collective {}: {} hung, was stopped "
@@ -88,6 +98,36 @@ std::string store_silent_message(int rank, const std::string& rank0_host, std::c
       "rank 0 on {}, which serves the run's store, did not answer rank {} within {} s ({}): it hung, was stopped "
       "or failed. Ending rank {}; see rank 0's log, and raise peer_timeout if it may pause this long",
       rank0_host, rank, timeout.count(), cause, rank);
+}
+
+std::string ranks_ended_message(const std::vector<std::pair<int, std::string>>& lost) {
+  const bool one = lost.size() == 1;
+  return fmt::format(
+      "{} ended in the middle of the run: {} killed (SIGKILL, the out-of-memory killer), crashed or failed; see {} "
+      "log",
+      ranks_on_hosts(lost), one ? "it was" : "they were", one ? "its" : "their");
+}
+
+std::string ranks_silent_message(const std::vector<std::pair<int, std::string>>& lost, std::chrono::seconds timeout) {
+  const bool one = lost.size() == 1;
+  return fmt::format(
+      "{} showed no sign of life for {} s in the middle of the run: {} hung, was stopped (SIGSTOP, a frozen node), "
+      "was killed or lost {} network; see {} log, and raise peer_timeout if ranks may pause this long",
+      ranks_on_hosts(lost), timeout.count(), one ? "it" : "they", one ? "its" : "their", one ? "its" : "their");
+}
+
+std::string rank0_stopped_answering_message(const std::string& rank0_host, int rank, const std::string& cause) {
+  return fmt::format(
+      "rank 0 on {}, which serves the run's store, stopped answering rank {} ({}): it was killed (SIGKILL, the "
+      "out-of-memory killer), crashed, failed or lost its network; see its log",
+      rank0_host, rank, cause);
+}
+
+std::string run_lost_message(int rank, const std::string& why) {
+  return fmt::format(
+      "{}. The run cannot finish without it, so rank {} ends too; every finished tile is journaled, and the same "
+      "command run again resumes from them",
+      why, rank);
 }
 
 }  // namespace mgpr::runtime

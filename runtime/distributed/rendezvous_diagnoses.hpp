@@ -36,4 +36,17 @@ std::string lost_peers_message(int rank, const std::vector<std::pair<int, std::s
 std::string store_silent_message(int rank, const std::string& rank0_host, std::chrono::seconds timeout,
                                  const std::string& cause);
 
+// While the tiles run: `lost` (rank, host) ended, their line to rank 0 closed without a
+// goodbye (peer_lines.hpp).
+std::string ranks_ended_message(const std::vector<std::pair<int, std::string>>& lost);
+
+// While the tiles run: the beats of `lost` (rank, host) have not moved for `timeout`.
+std::string ranks_silent_message(const std::vector<std::pair<int, std::string>>& lost, std::chrono::seconds timeout);
+
+// While the tiles run: rank 0's store failed a call of `rank`, or its line closed.
+std::string rank0_stopped_answering_message(const std::string& rank0_host, int rank, const std::string& cause);
+
+// What `rank` says as it ends because the run lost a rank (`why`, one of the above).
+std::string run_lost_message(int rank, const std::string& why);
+
 }  // namespace mgpr::runtime

@@ -24,7 +24,11 @@ MailToRank0::MailToRank0(Communicator& communicator, std::string topic, std::int
 
 void MailToRank0::send(const std::string& bytes) {
   const auto rank = communicator_.rank();
-  while (sent_ - communicator_.add(taken_key(topic_, rank), 0) >= max_unread_) std::this_thread::sleep_for(kUnreadPoll);
+  // A run that lost a rank ends here rather than wait for a rank 0 that stopped reading.
+  while (sent_ - communicator_.add(taken_key(topic_, rank), 0) >= max_unread_) {
+    communicator_.check_peers();
+    std::this_thread::sleep_for(kUnreadPoll);
+  }
   // The message first, then its count: rank 0 takes only what is counted.
   communicator_.put(message_key(topic_, rank, sent_), bytes);
   ++sent_;

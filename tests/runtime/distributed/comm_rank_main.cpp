@@ -7,9 +7,9 @@
 //
 // Keys: out=DIR (required), sharding=none|static|dynamic, tiles=N, threads=N, delay_ms=N,
 // timeout=S (rendezvous), gather=1, gpu=1 (NCCL collectives), fail_rank=R with
-// fail=CODE|kill|stop (after rendezvous; stop: SIGSTOP, a hung rank), peer_timeout=S,
-// slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after the work,
-// before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
+// fail=CODE|kill|stop (after rendezvous and fail_after_ms=N; stop: SIGSTOP, a hung rank),
+// peer_timeout=S, slow_rank=R with slow_s=S (R sleeps before the gather), sleep=S (after
+// the work, before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
 // seconds before joining: a slow model load), gpu_uuid=U (claim GPU U on the store before
 // preparing, as a GPU rank does), inputs=DIR (expand DIR once for the run, as mgpr's
 // main does, and record the rasters as "input PATH" lines, then "inputs shared").
@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -96,6 +97,7 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
 
   if (number(keys, "fail_rank", -1) == ranks.rank) {
     const auto& fail = keys.at("fail");
+    std::this_thread::sleep_for(std::chrono::milliseconds(number(keys, "fail_after_ms", 0)));
     if (fail == "kill") ::raise(SIGKILL);
     if (fail == "stop") {
       line("stopping");
@@ -116,16 +118,27 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
     std::mutex mutex;
     std::vector<TileId> processed;
     std::vector<std::thread> readers;
+    std::exception_ptr failure;  // the first reader's, thrown once all are joined
     for (int t = 0; t < number(keys, "threads", 1); ++t) {
       readers.emplace_back([&] {
-        while (const auto tile = feed()) {
-          std::this_thread::sleep_for(delay);
+        try {
+          // As mgpr's tile loop: a run that lost a rank ends at its next tile.
+          while (true) {
+            communicator->check_peers();
+            const auto tile = feed();
+            if (!tile) break;
+            std::this_thread::sleep_for(delay);
+            const std::lock_guard lock(mutex);
+            processed.push_back(tile->id);
+          }
+        } catch (...) {
           const std::lock_guard lock(mutex);
-          processed.push_back(tile->id);
+          if (!failure) failure = std::current_exception();
         }
       });
     }
     for (auto& reader : readers) reader.join();
+    if (failure) std::rethrow_exception(failure);
     for (const auto& id : processed) line(fmt::format("tile {} {} {}", id.image, id.row, id.column));
     communicator->barrier();  // every rank done before any leaves
   }

@@ -1,0 +1,128 @@
+// `mgpr gpus=2` with one rank SIGKILLed while the tiles run: the survivor notices during
+// its loop, says in plain words which rank the run lost and where (no library's stack
+// frames), and ends at once, well within the launcher's grace after its SIGTERM and
+// without calling its share done; run again, the job ends with the files of a run that
+// was never interrupted.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "mgpr/process.hpp"
+#include "support/process.hpp"
+#include "support/text_search.hpp"
+
+namespace mgpr::test {
+namespace {
+
+constexpr int kTiles = 8 * 6;  // 400 x 272 in tiles of 64 overlapping by 16
+
+// Complete journal lines of every rank, summed.
+int journaled_tiles(const fs::path& output) {
+  int lines = 0;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal", error)) {
+    if (entry.path().extension() != ".tiles") continue;
+    const auto text = read_text(entry.path());
+    lines += static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  return lines;
+}
+
+// The ranks `mgpr gpus=N` started: the launcher's children, rank 0 first.
+std::vector<pid_t> ranks_of(pid_t launcher) {
+  std::vector<pid_t> ranks;
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", launcher, launcher));
+  for (pid_t pid = 0; children >> pid;) ranks.push_back(pid);
+  return ranks;
+}
+
+bool wait_for(const std::function<bool()>& condition, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+class PeerLoss : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<TempDir>();
+    std::vector<std::string> make_image{MGPR_TEST_IMAGE, image().string(), "--width", "400", "--height", "272"};
+    for (const auto* square : {"10,10,8", "44,20,10", "150,100,12", "390,200,14", "300,265,9"}) {
+      make_image.insert(make_image.end(), {"--square", square});
+    }
+    ASSERT_EQ(run_command(make_image).exit_code, 0);
+    // About 0.1 s a forward pass on a 2-core machine: the run lasts long enough to be
+    // cut in its middle.
+    ASSERT_EQ(run_command({MGPR_TEST_MODEL, "detector", model().string(), "--slow", "600"}).exit_code, 0);
+    const auto reference = run(dir_->path() / "uninterrupted", "reference")->wait(std::chrono::seconds(300));
+    ASSERT_EQ(reference.code, 0) << reference.out << reference.err;
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static fs::path image() { return dir_->path() / "field.tif"; }
+  static fs::path model() { return dir_->path() / "slow.pt"; }
+  static std::unique_ptr<Process> run(const fs::path& output, const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{MGPR_BINARY, image().string(), "task=detect", "model=" + model().string(),
+                                 "tile_size=64", "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu", "threads=1",
+                                 "workers=1", "output_dir=" + output.string()},
+        std::map<std::string, std::string>{}, dir_->path(), name);
+  }
+
+  // Kills rank `lost` once a few tiles are journaled, checks how the survivor ends, then
+  // runs again to the end and compares with the uninterrupted run.
+  static void kill_rank_and_resume(int lost, const std::string& survivor_says) {
+    const auto output = dir_->path() / fmt::format("rank{}-killed", lost);
+    const int survivor = 1 - lost;
+    {
+      auto first = run(output, fmt::format("rank{}-killed", lost));
+      ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
+      const auto ranks = ranks_of(first->pid());
+      ASSERT_EQ(ranks.size(), 2U);
+      const auto killed_at = Clock::now();
+      ::kill(ranks[static_cast<std::size_t>(lost)], SIGKILL);
+      const auto ended = first->wait(std::chrono::seconds(60));
+      const double after_kill = std::chrono::duration<double>(Clock::now() - killed_at).count();
+      EXPECT_NE(ended.code, 0) << ended.err;
+      EXPECT_TRUE(contains(ended.err, fmt::format("rank {} on ", lost))) << ended.err;
+      EXPECT_TRUE(contains(ended.err, survivor_says)) << ended.err;
+      EXPECT_TRUE(contains(ended.err, fmt::format("rank {} ends too", survivor))) << ended.err;
+      for (const auto* library_words : {"frame #", "Exception raised from", "c10::"}) {
+        EXPECT_FALSE(contains(ended.err, library_words)) << ended.err;
+      }
+      EXPECT_FALSE(contains(ended.err, "killing them")) << "the survivor outlived the launcher's grace\n" << ended.err;
+      EXPECT_FALSE(contains(ended.out, fmt::format("rank {}: done", survivor))) << ended.out;
+      EXPECT_LT(after_kill, 5.0) << ended.err;
+    }
+    const int journaled = journaled_tiles(output);
+    ASSERT_LT(journaled, kTiles) << "the run was not cut in its middle";
+    const auto last = run(output, fmt::format("rank{}-resumed", lost))->wait(std::chrono::seconds(300));
+    ASSERT_EQ(last.code, 0) << last.out << last.err;
+    EXPECT_TRUE(contains(last.out, fmt::format("# resuming: {} of {}", journaled, kTiles))) << last.out;
+    const auto reference = dir_->path() / "uninterrupted";
+    EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+  }
+
+  static std::unique_ptr<TempDir> dir_;
+};
+
+std::unique_ptr<TempDir> PeerLoss::dir_;
+
+TEST_F(PeerLoss, RankOneKilledMidRunEndsRankZeroAtOnceAndTheRunResumes) {
+  kill_rank_and_resume(1, "ended in the middle of the run");
+}
+
+TEST_F(PeerLoss, RankZeroKilledMidRunEndsRankOneAtOnceAndTheRunResumes) {
+  kill_rank_and_resume(0, "stopped answering rank 1");
+}
+
+}  // namespace
+}  // namespace mgpr::test
