@@ -120,7 +120,7 @@ TEST_F(ResumeKeys, ResultsThatDifferNeverShareAJournalFolder) {
       {"segment_resolution", "segment", {"gsd=0.2", "segment_resolution=raster"}},
       {"model", "classify", {"model=" + model("other-mean")}},
       {"precision", "classify", {"precision=bf16", "force_precision=true"}},
-      {"score_threshold", "detect", {"score_threshold=0.999"}},
+      {"score_threshold", "detect", {"score_threshold=1.5"}},
       {"classify_model", "detect", {"classify_model=" + model("crops")}},
       {"crop_margin", "detect", {"classify_model=" + model("crops"), "crop_margin=4"}},
       {"segment_probability", "segment", {"segment_probability=true"}},

@@ -62,7 +62,7 @@ void make_model(const std::vector<std::string>& arguments) {
 
 const std::vector<std::string> kFieldSquares{"30,30,50", "130,90,60", "300,150,70", "200,200,40", "20,220,30"};
 
-// The issue this guards: a polygons run stopped under min_area=20 (m², 0.1 m pixels) and
+// What this guards against: a polygons run stopped under min_area=20 (m², 0.1 m pixels) and
 // run again with min_area=0 lost the small shapes of the tiles done before the stop.
 TEST(ResumeSettings, AnotherMinAreaStartsAfreshAndSaysSo) {
   TempDir dir;
