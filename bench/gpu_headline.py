@@ -105,9 +105,12 @@ class HeadlineSteps:
             loop = re.search(r"rank 0: done, (\d+) tiles in \d+ batches, ([0-9.]+) s", output)
             busy, count = busy_over(samples, self.window_before(LOOP_LINE))
             rate = int(loop.group(1)) / float(loop.group(2)) if loop else math.nan
-            plan = re.search(r"(precision[^\n]*)", output)
+            # The banner says what the run resolved: its threads and the model's precision.
+            threads = re.search(r"\| threads (\d+) \|", output)
+            model_line = re.search(r"tiles of \d+ px, model (.*)", output)
             self.record(f"{label}: exit {status}, {rate:.1f} tiles/s over the loop, busy {percent(busy)} ({count} "
-                        f"samples), {seconds:.1f} s in all; {plan.group(1).strip() if plan else ''}")
+                        f"samples), {seconds:.1f} s in all; threads {threads.group(1) if threads else '?'}; model "
+                        f"{model_line.group(1).strip() if model_line else '?'}")
             self.table.append(f"| {label} (`{' '.join(settings) or 'no settings'}`) | {rate:.1f} | {percent(busy)} | "
                               f"{status} |")
 

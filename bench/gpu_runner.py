@@ -144,6 +144,7 @@ class Runner:
                 process.wait()
                 status = 124
             reader.join(timeout=5)
+            process.stdout.close()
             output = "".join(line for _, line in self.line_times)
             log.write(output)
         seconds = time.monotonic() - started
