@@ -2,9 +2,11 @@
 // (gloo_collectives) or NCCL collectives. With gloo_collectives.cpp the only files that
 // include c10d's headers, which compile slowly; both keep to calls that LibTorch 1.13
 // and PyTorch 2.x spell alike.
+#include <c10/util/Logging.h>
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -353,6 +355,10 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
   communicator->set_collectives(make_collectives(*store, ranks, options, communicator->peers()));
   // From here on a store call that rank 0 does not answer within peer_timeout fails.
   store->raw()->setTimeout(options.peer_timeout);
+  // And a store that fails is named in plain words by the peer watch: c10d's own warning
+  // of it (a 2.x TCPStore logs every failed receive) would add c10's C++ stack frames.
+  // c10's levels: 0 info, 1 warning, 2 error.
+  FLAGS_caffe2_log_level = std::max(FLAGS_caffe2_log_level, 2);
   return communicator;
 }
 
