@@ -70,7 +70,7 @@ BENCH_FIGURES = {
     "model_only": re.compile(r"mgpr model-only: ([0-9.]+) tiles/s"),
     "end_to_end": re.compile(r"mgpr end-to-end: ([0-9.]+) tiles/s"),
     "ratio": re.compile(r"mgpr end-to-end / model-only = ([0-9.]+)"),
-    "busy": re.compile(r"busy ([0-9.]+)% of end-to-end"),
+    "passes": re.compile(r"forward passes ([0-9.]+)% of end-to-end"),
 }
 
 

@@ -4,8 +4,8 @@ and torchvision eager on the same card, and mgpr against Lightning fed the same 
 
 Busy, everywhere here, is nvidia-smi's utilization.gpu averaged over the window the
 program names as its loop: the share of time in which a kernel ran, so two streams busy
-at once count once (mgpr-bench-pipeline's own "busy" sums the passes' times, which passes
-100 % with two in flight: it is shown as the passes' time, not as busy).
+at once count once (mgpr-bench-pipeline's forward passes' share of the wall sums the
+passes in flight, past 100 % with two: it is shown beside, never as busy).
 """
 import math
 import re
@@ -128,7 +128,7 @@ class HeadlineSteps:
             self.record(f"{label}: model-only {figures['model_only']:.1f} tiles/s, end-to-end "
                         f"{figures['end_to_end']:.1f} tiles/s, e2e/model-only {figures['ratio']:.3f}, busy "
                         f"{percent(figures['busy_sampled'])} ({figures['samples']} samples; the passes' time "
-                        f"{figures.get('busy', math.nan):.0f} % of the wall) ({seconds:.0f} s)")
+                        f"{figures.get('passes', math.nan):.0f} % of the wall) ({seconds:.0f} s)")
         return status, figures
 
     def boxes(self, limit):

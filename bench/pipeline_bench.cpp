@@ -2,7 +2,7 @@
 // says how much of the reading the pipeline hides behind compute (goal: >= 0.95 on CPU).
 // The two measures alternate --rounds times and the medians are compared: on a small,
 // shared machine one pass of each is mostly noise.
-// On a GPU (accelerator=gpu) it also reports the device's busy fraction and memory.
+// On a GPU (accelerator=gpu) it also reports the forward passes' share of the wall and memory.
 // Not a test; bench/run-cpu-benchmarks and bench/gpu-check print its figures
 // for docs/benchmarks.md.
 #include <ATen/Context.h>
@@ -153,9 +153,12 @@ int main(int argc, char** argv) {
         model.description());
     if (device.is_cuda) {
       constexpr double kGiB = 1 << 30;
+      // The forward passes' seconds summed over the passes in flight: a detector's two
+      // passes at once sum past 100 %, so this is not how busy the device was (the share
+      // of time a kernel ran: bench/gpu-check samples nvidia-smi's utilisation for that).
       fmt::print(
-          "mgpr device (last round): {} busy {:.1f}% of end-to-end, memory avg {:.2f} GiB peak {:.2f} GiB of "
-          "{:.2f} GiB\n",
+          "mgpr device (last round): {} forward passes {:.1f}% of end-to-end (summed over the passes in flight), "
+          "memory avg {:.2f} GiB peak {:.2f} GiB of {:.2f} GiB\n",
           rt::device_product_name(device), 100 * stats.model_s / stats.elapsed_s,
           static_cast<double>(stats.memory_avg_bytes) / kGiB, static_cast<double>(stats.memory_peak_bytes) / kGiB,
           static_cast<double>(stats.memory_total_bytes) / kGiB);

@@ -55,7 +55,8 @@ def bench(arguments):
           flush=True)
     print(f"mgpr model-only: {tiles / 0.1:.2f} tiles/s (median of 1)\nmgpr end-to-end: {tiles / 0.3:.2f} tiles/s "
           f"(median of 1)\nmgpr end-to-end / model-only = 0.333 (tile 1024, ...)\nmgpr device (last round): stub "
-          f"busy 166.7% of end-to-end, memory avg 1.00 GiB peak 2.00 GiB of 140.00 GiB")
+          f"forward passes 166.7% of end-to-end (summed over the passes in flight), memory avg 1.00 GiB peak 2.00 GiB "
+          f"of 140.00 GiB")
     return 0
 
 

@@ -138,9 +138,10 @@ class FiguresTest(unittest.TestCase):
     def test_bench_figures(self):
         text = ("mgpr model-only: 571.30 tiles/s (median of 3)\nmgpr end-to-end: 555.10 tiles/s (median of 3)\n"
                 "mgpr end-to-end / model-only = 0.972 (tile 1024, ...)\n"
-                "mgpr device (last round): NVIDIA H100 busy 97.5% of end-to-end, memory avg 3.1 GiB\n")
+                "mgpr device (last round): NVIDIA H100 forward passes 197.5% of end-to-end (summed over the passes "
+                "in flight), memory avg 3.1 GiB\n")
         self.assertEqual(gpu_figures.bench_figures(text),
-                         {"model_only": 571.3, "end_to_end": 555.1, "ratio": 0.972, "busy": 97.5})
+                         {"model_only": 571.3, "end_to_end": 555.1, "ratio": 0.972, "passes": 197.5})
 
     def test_boxes_written_as_the_bench_writes_them_read_back(self):
         boxes = {2: [(1.0, 2.0, 30.5, 40.25, 0.75, 1)], 0: [(0.0, 0.0, 1.0, 1.0, 0.125, 0)]}
