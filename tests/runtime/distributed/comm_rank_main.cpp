@@ -12,7 +12,9 @@
 // the work, before leaving), prepare_s=S (serve the store early, as mgpr does, then spend S
 // seconds before joining: a slow model load), gpu_uuid=U (claim GPU U on the store before
 // preparing, as a GPU rank does), inputs=DIR (expand DIR once for the run, as mgpr's
-// main does, and record the rasters as "input PATH" lines, then "inputs shared").
+// main does, and record the rasters as "input PATH" lines, then "inputs shared"),
+// stop_handlers=1 (SIGTERM, SIGUSR2 and SIGINT ask for a stop, as in mgpr, and the rank
+// goes on: what its peer watch does once a stop was asked for).
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@
 #include "distributed/sharding.hpp"
 #include "geometry/tiler.hpp"
 #include "mgpr/input_list.hpp"
+#include "resume/stop_request.hpp"
 #include "support/comm_payload.hpp"
 
 namespace {
@@ -65,6 +68,8 @@ std::string variable(const char* name) {
 
 int be_one_rank(const std::map<std::string, std::string>& keys) {
   follow_local_launcher();  // as mgpr's ranks do
+  // A SIGTERM then asks for a stop, as in mgpr, and the rank goes on.
+  if (number(keys, "stop_handlers", 0) == 1) install_stop_handlers();
   const auto ranks = rank_environment_from_env().value_or(RankEnvironment{});
   std::ofstream out(keys.at("out") + fmt::format("/rank-{}.txt", ranks.rank));
   const auto line = [&out](const std::string& text) { out << text << '\n' << std::flush; };

@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <thread>
+
 #include "runtime/distributed/rank_env.hpp"
 #include "support/process.hpp"
 #include "support/text_search.hpp"
@@ -67,18 +70,22 @@ TEST(PeerWatch, ASlowButLivePeerIsWaitedFor) {
 
 // Each survivor's loop (600 tiles of 50 ms over 2 ranks: 15 s) checks its peers at every
 // tile, as mgpr's does; `fail` hits rank `lost` half a second into the loop.
-Finished survivor_of(const TempDir& dir, int lost, const std::string& fail) {
+Finished survivor_of(const TempDir& dir, int lost, const std::string& fail, const std::string& peer_timeout = "2",
+                     const std::function<void(pid_t survivor)>& meanwhile = {}) {
   const int port = free_port();
-  const std::vector<std::string> keys{"peer_timeout=2",
+  const std::vector<std::string> keys{"peer_timeout=" + peer_timeout,
                                       "sharding=static",
                                       "tiles=600",
                                       "delay_ms=50",
                                       "fail_after_ms=500",
                                       "fail=" + fail,
+                                      "stop_handlers=1",
                                       fmt::format("fail_rank={}", lost)};
   Process rank0(rank_args(dir.path(), keys), rank_env(0, 2, port), dir.path(), "rank0");
   Process rank1(rank_args(dir.path(), keys), rank_env(1, 2, port), dir.path(), "rank1");
-  return (lost == 0 ? rank1 : rank0).wait(std::chrono::seconds(60));
+  auto& survivor = lost == 0 ? rank1 : rank0;
+  if (meanwhile) meanwhile(survivor.pid());
+  return survivor.wait(std::chrono::seconds(60));
 }
 
 TEST(PeerWatch, APeerKilledMidRunEndsTheLoopAtOnceNamingIt) {
@@ -108,6 +115,21 @@ TEST(PeerWatch, APeerStoppedMidRunIsNamedWithinThePeerTimeout) {
   EXPECT_TRUE(contains(survivor.err, "rank 1 on ")) << survivor.err;
   EXPECT_TRUE(contains(survivor.err, "showed no sign of life for 2 s in the middle of the run")) << survivor.err;
   EXPECT_LT(survivor.seconds, 2 + 8.0) << "the loss was not noticed while the tiles ran";
+}
+
+// A stop asked for (SIGTERM: the launcher's, or scancel's) has a grace shorter than
+// peer_timeout: then a peer whose beat stopped for 5 s is lost, so the survivor ends
+// within the grace instead of waiting 60 s for it.
+TEST(PeerWatch, OnceAStopIsAskedForAPeerSilentForFiveSecondsIsLost) {
+  const TempDir dir;
+  const auto survivor = survivor_of(dir, 1, "stop", "60", [](pid_t rank0) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ::kill(rank0, SIGTERM);
+  });
+  EXPECT_NE(survivor.code, 0) << survivor.err;
+  EXPECT_TRUE(contains(survivor.err, "rank 1 on ")) << survivor.err;
+  EXPECT_TRUE(contains(survivor.err, "showed no sign of life for 5 s")) << survivor.err;
+  EXPECT_LT(survivor.seconds, 10.0) << "the stopped rank waited out peer_timeout";
 }
 
 }  // namespace
