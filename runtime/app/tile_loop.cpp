@@ -132,8 +132,8 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
                  parts.communicator),
        plan.in_flight.reader_queue()},
       parts.model, plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
-  // A stop (the launcher's SIGTERM after a peer died) may have ended the loop before the
-  // loss did: such a run is not "done".
+  // A stop (the launcher's SIGTERM once a peer died) may have ended the loop before the
+  // loss could: a run that lost a rank is not "done".
   parts.communicator.check_peers();
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
