@@ -23,6 +23,11 @@ constexpr auto kPollInterval = std::chrono::seconds(1);
 // After SIGTERM, the ranks get this long to exit before SIGKILL ends the step for good
 // (a rank blocked in a collective may never act on SIGTERM).
 constexpr auto kKillGrace = std::chrono::seconds(10);
+// A kill of the whole step (scancel of the step, Slurm's SIGKILL after a signal) reaches
+// every task of a node within milliseconds; one rank's death leaves the others running.
+constexpr auto kStepWideKillWindow = std::chrono::seconds(1);
+
+bool killed(int wait_status) { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL; }
 
 }  // namespace
 
@@ -37,7 +42,7 @@ Watchdog::~Watchdog() {
 void Watchdog::task_exited(int rank, int wait_status) {
   {
     const std::lock_guard lock(mutex_);
-    exited_ranks_.insert(rank);
+    exit_statuses_[rank] = wait_status;
     // A single rank has no peer to release.
     if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status});
   }
@@ -59,9 +64,11 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
                     .wait_status = exit.wait_status,
                     .step_told_to_stop = told_to_stop_,
                     .out_of_memory = std::nullopt};
+    // Only a kill needs the slow facts: this node's other ranks, slurmctld's view and
+    // the memory cgroup.
+    if (killed(exit.wait_status) && !told_to_stop_) facts.step_killed_whole = every_local_rank_killed(lock);
     lock.unlock();
-    // Only a kill needs the slow facts: slurmctld's view and the memory cgroup.
-    if (WIFSIGNALED(exit.wait_status) && WTERMSIG(exit.wait_status) == SIGKILL) {
+    if (killed(exit.wait_status)) {
       facts.slurm_ends_step = slurm_ends_step(config_.job_id, config_.step_id).value_or(false);
       const auto kills = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
       if (kills && oom_kills_at_start_) facts.out_of_memory = *kills > *oom_kills_at_start_;
@@ -73,6 +80,15 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
     }
     lock.lock();
   }
+}
+
+bool Watchdog::every_local_rank_killed(std::unique_lock<std::mutex>& lock) {
+  if (config_.local_ranks.size() < 2) return false;  // one rank: nothing to compare with
+  const auto all_ended = [this] { return exit_statuses_.size() >= config_.local_ranks.size(); };
+  wake_.wait_for(lock, kStepWideKillWindow, all_ended);
+  if (!all_ended()) return false;
+  return std::all_of(exit_statuses_.begin(), exit_statuses_.end(),
+                     [](const auto& rank_status) { return killed(rank_status.second); });
 }
 
 void Watchdog::watch(const std::stop_token& stop) {
@@ -119,7 +135,7 @@ WatchFacts Watchdog::observe() {
   std::set<int> exited;
   {
     const std::lock_guard lock(mutex_);
-    exited = exited_ranks_;
+    for (const auto& [rank, status] : exit_statuses_) exited.insert(rank);
   }
   for (const int rank : config_.local_ranks) {
     RankProgress progress{.rank = rank, .exited = exited.contains(rank)};

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -60,6 +61,9 @@ class Watchdog {
   void watch(const std::stop_token& stop);
   [[nodiscard]] WatchFacts observe();
   void judge_exits(std::unique_lock<std::mutex>& lock);
+  // After a SIGKILL: waits a moment for this node's other ranks, and says whether every
+  // one of them was killed too (a step-wide kill, not one rank's death).
+  bool every_local_rank_killed(std::unique_lock<std::mutex>& lock);
   // Reports once, then asks Slurm to end the step (SIGTERM, SIGKILL after a grace).
   void end_step(const std::string& message);
   void record_ending(RankEnding ending, int rank) const;
@@ -72,7 +76,7 @@ class Watchdog {
   std::optional<std::uint64_t> oom_kills_at_start_ = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
   std::mutex mutex_;
   std::condition_variable_any wake_;
-  std::set<int> exited_ranks_;                                         // guarded by mutex_
+  std::map<int, int> exit_statuses_;                                   // rank -> wait status; guarded by mutex_
   std::vector<TaskExit> exits_to_judge_;                               // guarded by mutex_
   bool told_to_stop_ = false;                                          // guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_

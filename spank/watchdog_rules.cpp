@@ -115,7 +115,10 @@ ExitVerdict judge_exit(const ExitFacts& facts) {
   const int signal = WTERMSIG(status);
   // Slurm ending the job or step (scancel, walltime, node failure) says so itself; a
   // step told to stop by a signal is not a rank's death either.
-  if (is_stop_signal(signal) || (signal == SIGKILL && (facts.slurm_ends_step || facts.step_told_to_stop))) return {};
+  if (is_stop_signal(signal) ||
+      (signal == SIGKILL && (facts.slurm_ends_step || facts.step_told_to_stop || facts.step_killed_whole))) {
+    return {};
+  }
   if (signal == SIGKILL && facts.out_of_memory.value_or(false)) {
     return ending(facts, RankEnding::kOutOfMemory,
                   fmt::format("was killed for memory ({}; the step's memory cgroup recorded an out-of-memory kill)",

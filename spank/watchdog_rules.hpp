@@ -58,6 +58,9 @@ struct ExitFacts {
   // slurmctld says the job or this step is no longer running (scancel, the walltime, a
   // node failure, a preemption): Slurm itself is ending it, and says so.
   bool slurm_ends_step = false;
+  // Every rank of this node was killed with SIGKILL within a moment: a kill of the whole
+  // step (scancel of the step, which leaves the job running), not one rank's death.
+  bool step_killed_whole = false;
   // This node already saw the step told to stop: its watchdog ended it, or a rank of it
   // ended on SIGTERM, SIGINT or SIGHUP (a step-wide signal: the SIGKILL that follows
   // for a rank that ignored it is part of the same stop).

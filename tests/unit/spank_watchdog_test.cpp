@@ -176,6 +176,9 @@ TEST(SpankWatchdog, ASigkillEndsTheStepUnlessSlurmOrAStopSentIt) {
   facts.slurm_ends_step = false;
   facts.step_told_to_stop = true;
   EXPECT_FALSE(judge_exit(facts).end_step) << "the SIGKILL after a SIGTERM the rank ignored";
+  facts.step_told_to_stop = false;
+  facts.step_killed_whole = true;
+  EXPECT_FALSE(judge_exit(facts).end_step) << "every rank of the node killed at once: scancel of the step";
 }
 
 TEST(SpankWatchdog, AKillTheStepsMemoryCgroupCountedIsOutOfMemory) {

@@ -44,8 +44,9 @@ gres_line() {
 # node_line NAME ADDR [HOSTNAME]: the node's line of slurm.conf.
 node_line() {
   # Advertise the memory of a real GPU node (8 GiB per GPU, plus 8 GiB), not this
-  # machine's: with CR_Core and no memory cgroup nothing enforces it (config_overrides),
-  # and jobs rendered by mgpr-submit ask for 8 GiB per GPU as they would on a real cluster.
+  # machine's (config_overrides): jobs rendered by mgpr-submit ask for 8 GiB per GPU as
+  # they would on a real cluster. Unconstrained, nothing enforces it (CR_Core); with
+  # --constrain-devices memory is scheduled and each job's cgroup holds it to its --mem.
   local gpus=${SHAPE[gpu_n]}
   local line="NodeName=$1 NodeAddr=$2${3:+ NodeHostname=$3} CPUs=${SHAPE[cpus]} RealMemory=$(((gpus + 1) * 8192))"
   ((gpus == 0)) || line+=" Gres=gpu:${SHAPE[gpu_type]}:$gpus"
@@ -68,7 +69,8 @@ write_hosts() {
 write_config() {
   local ctld_port=$1 slurmd_port=$2 subnet=${3-} i name
   local ctld_addr=127.0.0.1 node_lines="" per_node_suffix="" per_node_folder="" communication=""
-  local task=task/none proctrack=proctrack/linuxproc
+  local task=task/none proctrack=proctrack/linuxproc select=CR_Core
+  local memory_default="# memory is not scheduled (CR_Core)"
 
   rm -rf "${DIR:?}"/dev/*
   : >"$DIR/etc/gres.conf"
@@ -94,7 +96,9 @@ write_config() {
   fi
   rm -f "$DIR/etc/cgroup.conf"
   if constrained; then
-    task=task/cgroup proctrack=proctrack/cgroup
+    task=task/cgroup proctrack=proctrack/cgroup select=CR_Core_Memory
+    # A job that names no --mem gets this much per node, and its cgroup holds it there.
+    memory_default="DefMemPerNode=4096"
     render_template "$TOOL_DIR/cgroup.conf.in" >"$DIR/etc/cgroup.conf"
   fi
 
@@ -103,7 +107,8 @@ write_config() {
 
   render_template "$TOOL_DIR/slurm.conf.in" DIR="$DIR" HOST="$HOST" CTLD_ADDR="$ctld_addr" \
     CTLD_PORT="$ctld_port" SLURMD_PORT="$slurmd_port" PER_NODE_SUFFIX="$per_node_suffix" \
-    PER_NODE_FOLDER="$per_node_folder" PROCTRACK="$proctrack" TASK="$task" \
+    PER_NODE_FOLDER="$per_node_folder" PROCTRACK="$proctrack" TASK="$task" SELECT_PARAMETERS="$select" \
+    MEMORY_DEFAULT="$memory_default" \
     COMMUNICATION_PARAMETERS="$communication" NODE_LINES="${node_lines%$'\n'}" \
     PARTITION_NODES="$(IFS=,; echo "${NODE_NAMES[*]}")" >"$DIR/etc/slurm.conf"
 }

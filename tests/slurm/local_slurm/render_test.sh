@@ -133,6 +133,9 @@ if "$local_slurm" render "$three" --nodes 3 --gpus h100:1 --cpus 4 --constrain-d
   has_line "$conf" "SlurmdLogFile=$three/log/slurmd-%n.log"
   has_line "$conf" "ProctrackType=proctrack/cgroup"
   has_line "$conf" "TaskPlugin=task/cgroup"
+  # Memory scheduled and enforced as on a real cluster: a job's --mem is its cgroup's limit.
+  has_line "$conf" "SelectTypeParameters=CR_Core_Memory"
+  has_line "$conf" "DefMemPerNode=4096"
   grep -q '^CommunicationParameters=' "$conf" &&
     fail "CommunicationParameters set: slurmd must reach srun through the bridge"
   for i in 1 2 3; do
@@ -148,6 +151,7 @@ if "$local_slurm" render "$three" --nodes 3 --gpus h100:1 --cpus 4 --constrain-d
   [ "$(grep -vc '^#' "$three/etc/hosts")" = 5 ] || fail "hosts: $(cat "$three/etc/hosts")"
   has_line "$three/etc/cgroup.conf" "CgroupPlugin=cgroup/v1"
   has_line "$three/etc/cgroup.conf" "ConstrainDevices=yes"
+  has_line "$three/etc/cgroup.conf" "ConstrainRAMSpace=yes"
   has_line "$three/etc/cgroup.conf" "CgroupAutomount=no"
   # The plugin by its resolved path, its arguments as given.
   [ "$(cat "$three/etc/plugstack.conf")" = "required $(realpath /bin/true) timeout=30 stall=0" ] ||

@@ -76,10 +76,10 @@ TEST(MultiNode, ARankKilledOnTheSecondHostEndsTheWholeStepWithinSeconds) {
 TEST(MultiNode, ARankOverTheJobsMemoryLimitIsReportedAsOutOfMemory) {
   const auto logs = scratch("watchdog-oom");
   const auto run = mgpr::test::timed_srun(
-      logs, {"--mgpr", "-N2", "--ntasks-per-node=1", "--gpus-per-node=a100:1", "--mem=64M", "bash", "-c",
-             "if [ $RANK = 1 ]; then sleep 1; exec python3 -c 'b = bytearray(512 << 20); b[::4096] = b\"x\" * "
+      logs, {"--mgpr", "-N2", "--ntasks-per-node=1", "--gpus-per-node=a100:1", "--mem=128M", "bash", "-c",
+             "if [ $RANK = 1 ]; then sleep 1; exec python3 -c 'b = bytearray(1 << 30); b[::4096] = b\"x\" * "
              "len(b[::4096])'; "
-             "fi; sleep 600"});
+             "fi; sleep 30"});
   EXPECT_NE(run.result.exit_code, 0);
   EXPECT_LT(run.seconds, 20.0);
   EXPECT_TRUE(contains(run.result.err, "rank 1 of step")) << run.result.err;
