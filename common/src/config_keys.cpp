@@ -112,10 +112,10 @@ const std::array kKeys{
               "run a precision the device only emulates slowly (bf16 on most CPUs)"},
     ConfigKey{"model_libraries", &RunConfig::model_libraries, kResolved,
               "shared libraries of custom operators the model needs (e.g. torchvision's), loaded before it"},
-    ConfigKey{"channels_last", &RunConfig::channels_last, kKeeps,
+    ConfigKey{"channels_last", &RunConfig::channels_last, kChanges,
               "run the model in channels-last (NHWC): faster on tensor cores, and in oneDNN on a CPU (LibTorch 2.x)"},
     ConfigKey{
-        "cudnn_benchmark", &RunConfig::cudnn_benchmark, kKeeps,
+        "cudnn_benchmark", &RunConfig::cudnn_benchmark, kChanges,
         "GPU: let cuDNN time its algorithms on the first batch (off: no gain measured on an H100, 5x the peak memory)"},
     ConfigKey{"cpu_forward_tiles",
               &RunConfig::cpu_forward_tiles,
@@ -126,10 +126,10 @@ const std::array kKeys{
               0,
               kMaxBatch},
     ConfigKey{
-        "onednn_fusion", &RunConfig::onednn_fusion, kKeeps,
+        "onednn_fusion", &RunConfig::onednn_fusion, kChanges,
         "CPU: let oneDNN Graph fuse the model's convolutions with what follows them (not task=detect; off: measured "
         "7 % faster in fp32, slower in bf16, up to 2.5 GiB more memory)"},
-    ConfigKey{"jit_executor", &RunConfig::jit_executor, kKeeps,
+    ConfigKey{"jit_executor", &RunConfig::jit_executor, kChanges,
               "TorchScript executor: simple (no profiling runs, no fusers), profiling (LibTorch's default, with its "
               "TensorExpr fuser), profiling_no_fuser (that fuser off); auto: simple on CPUs and GPUs",
               kJitExecutorNames},

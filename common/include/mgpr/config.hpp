@@ -103,10 +103,14 @@ using ConfigField = std::variant<bool RunConfig::*, int RunConfig::*, double Run
 // left out of it; a key that declares nothing is refused by tests/unit/config_test.cpp.
 enum class TileResultEffect {
   kUndeclared,  // never in the table
-  // Leaves it as it is: how fast or where the run goes, what it reports, how the final
-  // files are made from the journaled results (merging, names, formats).
+  // Leaves it as it is: where the run goes, what it reports, how the final files are made
+  // from the journaled results (merging, names, formats); and how a batch is split over
+  // threads and passes, up to floating-point rounding, since a requeue may change those
+  // (another node's CPUs, a smaller batch after running out of memory) and must keep the
+  // finished tiles.
   kKeeps,
-  // Changes it: the value as given is in the fingerprint.
+  // Changes it: the value as given is in the fingerprint. Also the layouts and kernel
+  // choices that change only its rounding (channels_last measured so), rarely changed.
   kChanges,
   // Changes it through what it becomes on the machine, which the fingerprint holds
   // instead: the rasters the inputs expand to, the precision and device `auto` become, a
