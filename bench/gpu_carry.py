@@ -79,4 +79,5 @@ def check_carry(carry: Path) -> list:
 
 
 def carry_size_mib(carry: Path) -> float:
-    return sum(path.stat().st_size for path in carry.rglob("*") if path.is_file()) / 2**20
+    """What CARRY sends: its files, not what its links (a rehearsal's) point to."""
+    return sum(path.stat().st_size for path in carry.rglob("*") if path.is_file() and not path.is_symlink()) / 2**20

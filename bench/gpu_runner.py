@@ -96,6 +96,10 @@ class Runner:
         figures are none to keep."""
         return 2 if self.rehearsal else tiles
 
+    def batch(self, tiles: int) -> int:
+        """A step's batch size; a rehearsal's CPU warms each program up on batches of two."""
+        return 2 if self.rehearsal else tiles
+
     def bin(self, name: str) -> str:
         return str(self.carry / "bin" / name)
 

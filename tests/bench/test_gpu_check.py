@@ -252,6 +252,13 @@ class PlanTest(unittest.TestCase):
             for step in call.steps:
                 self.assertTrue(callable(getattr(check.Check, step.name.replace("-", "_"), None)), step.name)
 
+    def test_a_rehearsal_without_a_build_says_how_to_make_one(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--rehearse", "--build",
+                                     folder, "--out", folder], capture_output=True, text=True, check=False)
+            self.assertEqual(result.returncode, 2)
+            self.assertIn("scripts/build builds it", result.stderr)
+
     def test_run_without_a_carry_says_how_to_make_one(self):
         with tempfile.TemporaryDirectory() as folder:
             result = subprocess.run([sys.executable, str(REPO / "bench" / "gpu-check"), "--run", "--call", "1",
