@@ -44,24 +44,28 @@ def near_threshold(boxes: dict, tiles, threshold: float, margin: float = 0.01) -
     return sum(1 for tile in tiles for box in boxes.get(tile, []) if box[4] < threshold + margin)
 
 
-def match_boxes(reference: dict, candidate: dict, tiles, threshold: float = 0.9):
+def match_boxes(reference: dict, candidate: dict, tiles, threshold: float = 0.9, sure_from: float = -1.0):
     """(matched, total): of REFERENCE's boxes on TILES, how many have a box of the same
     label in CANDIDATE's with IoU >= THRESHOLD, each candidate box used once, the
     reference's highest scores first. Boxes the candidate has beyond the reference count
-    in the total too, so neither side can drop or invent boxes unseen."""
+    in the total too, so neither side can drop or invent boxes unseen.
+
+    With SURE_FROM, only boxes scoring at least that count, on either side: those just
+    above the score threshold, which a rounding difference moves across it, still pair
+    off with boxes of the other side but count for neither."""
     matched = 0
     total = 0
     for tile in tiles:
         wanted = sorted(reference.get(tile, []), key=lambda box: -box[4])
         offered = list(candidate.get(tile, []))
-        total += max(len(wanted), len(offered))
+        total += max(sum(box[4] >= sure_from for box in wanted), sum(box[4] >= sure_from for box in offered))
         for box in wanted:
             best, best_iou = None, threshold
             for index, other in enumerate(offered):
                 if other[5] == box[5] and iou(box, other) >= best_iou:
                     best, best_iou = index, iou(box, other)
             if best is not None:
-                matched += 1
+                matched += box[4] >= sure_from
                 offered.pop(best)
     return matched, total
 

@@ -123,6 +123,16 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(gpu_figures.match_boxes(reference, reference, range(3)), (3, 3))
         self.assertEqual(gpu_figures.match_boxes(reference, candidate, [0], threshold=0.99), (0, 2))
 
+    def test_boxes_near_the_score_threshold_pair_off_but_count_for_neither(self):
+        # A sure box moved a tenth of a pixel; one just above the threshold on each side,
+        # at different places: a rounding difference moved which crossed it.
+        reference = {0: [(0, 0, 10, 10, 0.95, 1), (20, 20, 30, 30, 0.805, 1)]}
+        candidate = {0: [(0.1, 0, 10.1, 10, 0.95, 1), (40, 40, 50, 50, 0.806, 1)]}
+        self.assertEqual(gpu_figures.match_boxes(reference, candidate, [0]), (1, 2))
+        self.assertEqual(gpu_figures.match_boxes(reference, candidate, [0], sure_from=0.81), (1, 1))
+        # A sure box the candidate lacks still counts, whatever the candidate has near the threshold.
+        self.assertEqual(gpu_figures.match_boxes(reference, {0: candidate[0][1:]}, [0], sure_from=0.81), (0, 1))
+
     def test_each_candidate_box_matches_once(self):
         reference = {0: [(0, 0, 10, 10, 0.9, 1), (0, 0, 10, 10, 0.8, 1)]}
         candidate = {0: [(0, 0, 10, 10, 0.9, 1)]}
