@@ -30,11 +30,23 @@ std::string sbatch_line_value(std::string_view value, std::string_view what) {
   return std::string(value);
 }
 
-// The job script's case over the word the plugin left in the endings file: each row of
+// The job script's choice of the word the plugin left in the endings file, and its case
+// over it: each row of
 // the table says whether running the job again can help, and why. A kill from outside
 // is requeued a bounded number of times (Slurm's SLURM_RESTART_COUNT counts them).
 std::string ending_decisions() {
-  std::string text = "case \"$ending\" in\n";
+  // Several nodes may have written: the first word in the table's order is the cause.
+  std::string words;
+  for (const auto& row : kRankEndings) words += fmt::format(" {}", row.word);
+  std::string text = fmt::format(
+      "for word in{}; do\n"
+      "  if grep -qs \"^[0-9]* $word \" \"$endings\"; then\n"
+      "    ending=$word\n"
+      "    break\n"
+      "  fi\n"
+      "done\n",
+      words);
+  text += "case \"$ending\" in\n";
   for (const auto& row : kRankEndings) {
     const auto why = shell_quote(std::string(row.why));
     if (row.requeue) {

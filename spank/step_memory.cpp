@@ -134,6 +134,24 @@ std::optional<StepMemory> StepMemory::of_this_step(std::uint32_t step_id) {
   return memory;
 }
 
-std::optional<std::uint64_t> StepMemory::oom_kills() const { return oom_kill_count(read_small_file(events_file_)); }
+std::optional<std::uint64_t> StepMemory::oom_kills() const {
+  auto total = oom_kill_count(read_small_file(events_file_));
+  if (!total) return std::nullopt;
+  // Under cgroup v1 the kernel counts a kill in the victim's own cgroup only, and Slurm
+  // puts each task in a cgroup of its own below the step's (task_<id>): add theirs. (Under
+  // v2 the step's count already holds them; adding counts twice, which changes no
+  // comparison with the count before the tasks ran.)
+  std::error_code error;
+  const auto step = events_file_.parent_path();
+  for (std::filesystem::recursive_directory_iterator at(step, error), end; !error && at != end; at.increment(error)) {
+    if (at.depth() > 2) {
+      at.disable_recursion_pending();
+      continue;
+    }
+    if (!at->is_directory(error) || at->is_symlink(error)) continue;
+    if (const auto count = oom_kill_count(read_small_file(at->path() / events_file_.filename()))) *total += *count;
+  }
+  return total;
+}
 
 }  // namespace mgpr::spank

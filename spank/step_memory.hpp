@@ -35,8 +35,8 @@ std::optional<std::filesystem::path> step_folder(const std::filesystem::path& fo
 // the kernel does not count them (before 4.13 under v1).
 std::optional<std::uint64_t> oom_kill_count(std::string_view events_text);
 
-// Reads the step's out-of-memory kill count, for this process (slurmstepd) in its step
-// cgroup. nullopt when it cannot be known.
+// Reads the out-of-memory kills of the step's cgroup and the cgroups below it (its tasks'),
+// for this process (slurmstepd) in its step cgroup. nullopt when they cannot be known.
 class StepMemory {
  public:
   static std::optional<StepMemory> of_this_step(std::uint32_t step_id);

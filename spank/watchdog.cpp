@@ -40,11 +40,12 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::task_exited(int rank, int wait_status) {
+  const auto oom_kills = killed(wait_status) && step_memory_ ? step_memory_->oom_kills() : std::nullopt;
   {
     const std::lock_guard lock(mutex_);
     exit_statuses_[rank] = wait_status;
     // A single rank has no peer to release.
-    if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status});
+    if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status, oom_kills});
   }
   wake_.notify_all();
 }
@@ -70,8 +71,7 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     if (killed(exit.wait_status)) {
       facts.slurm_ends_step = slurm_ends_step(config_.job_id, config_.step_id).value_or(false);
-      const auto kills = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
-      if (kills && oom_kills_at_start_) facts.out_of_memory = *kills > *oom_kills_at_start_;
+      if (exit.oom_kills && oom_kills_at_start_) facts.out_of_memory = *exit.oom_kills > *oom_kills_at_start_;
     }
     const auto verdict = judge_exit(facts);
     if (verdict.end_step) {
@@ -168,7 +168,7 @@ void Watchdog::end_step(const std::string& message) {
 }
 
 void Watchdog::record_ending(RankEnding ending, int rank) const {
-  // The job script reads the first line after srun to decide whether to requeue.
+  // The job script reads these lines after srun to decide whether to requeue.
   guarded("endings", ErrorPrefix::kNone, [&] {
     try {
       append_file_as(config_.user, config_.log_dir, kStepEndingsFile,

@@ -48,14 +48,18 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
   ~Watchdog();  // stops the thread; the jthread member joins it
 
-  // From task_exit, in slurmstepd's main thread: queues the exit for the thread, which
-  // may ask slurmctld about the job (a round trip the main thread must not wait for).
+  // From task_exit, in slurmstepd's main thread: reads the step's out-of-memory kills
+  // (a few small files) and queues the exit for the thread, which may ask slurmctld
+  // about the job (a round trip the main thread must not wait for).
   void task_exited(int rank, int wait_status);
 
  private:
   struct TaskExit {
     int rank = 0;
     int wait_status = 0;
+    // The step's out-of-memory kills when the task was reaped: under cgroup v1 the kill
+    // is counted in the task's own cgroup, which Slurm may remove soon after.
+    std::optional<std::uint64_t> oom_kills;
   };
 
   void watch(const std::stop_token& stop);

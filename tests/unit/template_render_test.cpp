@@ -78,7 +78,10 @@ TEST(TemplateRender, TheJobScriptRequeuesAnEarlyDeathOnlyWhereTheTableSaysItHelp
     std::ofstream(bin / name) << "#!/bin/bash\n" << body << "\n";
     fs::permissions(bin / name, fs::perms::owner_all);
   };
-  write_program("srun", "printf '0 %s 1 node2\\n' \"$ENDING\" >\"$MGPR_LOG_DIR/endings.log\"; exit 137");
+  // A peer that failed after the rank's death is written first, as the plugin on another
+  // node may: the script still acts on the cause.
+  write_program("srun",
+                "printf '0 failed 3 node1\\n0 %s 1 node2\\n' \"$ENDING\" >\"$MGPR_LOG_DIR/endings.log\"; exit 137");
   write_program("scontrol", "echo \"$*\" >>\"$MGPR_LOG_DIR/../scontrol.log\"");
   const auto script_file = scratch.path() / "job.sbatch";
   std::ofstream(script_file) << job_script(scratch.path() / "logs");

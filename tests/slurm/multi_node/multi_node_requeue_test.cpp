@@ -201,7 +201,7 @@ TEST(MultiNode, ARankKilledMidRunEndsTheStepInSecondsAndTheRequeuedJobFinishesTh
   std::ofstream(dir / "job.sbatch") << script;
 
   const auto started = std::chrono::steady_clock::now();
-  const auto submitted = run_command({"sbatch", (dir / "job.sbatch").string()});
+  const auto submitted = run_command({"sbatch", "--parsable", (dir / "job.sbatch").string()});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const auto job_id = job_id_of(submitted);
   const auto cancel = cancel_at_end(job_id);
