@@ -64,6 +64,25 @@ void start_requeued_now(const std::string& job_id) {
   EXPECT_EQ(update.exit_code, 0) << update.err;
 }
 
+// The job waits, requeued once, for its start (Slurm's BeginTime).
+bool requeued_once(const std::string& job_id) {
+  return mgpr::test::eventually(60, [&] {
+    const auto state = mgpr::launcher::query_job_state(job_id);
+    return state && state->state == "PENDING" && state->restarts == 1;
+  });
+}
+
+// Starts the requeued job now and waits for its end: its state, nullopt if it did not end.
+std::optional<mgpr::launcher::JobState> run_requeued_to_its_end(const std::string& job_id) {
+  start_requeued_now(job_id);
+  std::optional<mgpr::launcher::JobState> state;
+  const bool ended = mgpr::test::eventually(120, [&] {
+    state = mgpr::launcher::query_job_state(job_id);
+    return state && state->finished();
+  });
+  return ended ? state : std::nullopt;
+}
+
 // mgpr-submit on 2 hosts x 2 GPUs with `options`, then the run's keys.
 mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
   std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
@@ -145,16 +164,9 @@ TEST(MultiNode, AScontrolRequeueMidRunResumesWithoutRedoingFinishedTiles) {
       << read_file(layout.stdout_log()) << read_file(layout.stderr_log());
   const auto requeue = run_command({"scontrol", "requeue", job_id});
   ASSERT_EQ(requeue.exit_code, 0) << requeue.err;
-  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
-    const auto state = mgpr::launcher::query_job_state(job_id);
-    return state && state->state == "PENDING" && state->restarts == 1;
-  }));
-  start_requeued_now(job_id);
-  std::optional<mgpr::launcher::JobState> state;
-  ASSERT_TRUE(mgpr::test::eventually(120, [&] {
-    state = mgpr::launcher::query_job_state(job_id);
-    return state && state->finished();
-  })) << read_file(layout.stderr_log());
+  ASSERT_TRUE(requeued_once(job_id));
+  const auto state = run_requeued_to_its_end(job_id);
+  ASSERT_TRUE(state) << read_file(layout.stderr_log());
   EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
 
   // The second run did only what the first had not finished.
@@ -206,19 +218,12 @@ TEST(MultiNode, ARankKilledMidRunEndsTheStepInSecondsAndTheRequeuedJobFinishesTh
   const auto job_id = job_id_of(submitted);
   const auto cancel = cancel_at_end(job_id);
   const mgpr::JobLogLayout layout{logs, job_id};
-  ASSERT_TRUE(mgpr::test::eventually(60, [&] {
-    const auto state = mgpr::launcher::query_job_state(job_id);
-    return state && state->state == "PENDING" && state->restarts == 1;
-  })) << read_file(layout.stderr_log());
+  ASSERT_TRUE(requeued_once(job_id)) << read_file(layout.stderr_log());
   // Start-up, the 6 s before the kill, and the plugin's few seconds; the run alone takes 40.
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 30.0)
       << read_file(layout.stderr_log());
-  start_requeued_now(job_id);
-  std::optional<mgpr::launcher::JobState> state;
-  ASSERT_TRUE(mgpr::test::eventually(120, [&] {
-    state = mgpr::launcher::query_job_state(job_id);
-    return state && state->finished();
-  })) << read_file(layout.stderr_log());
+  const auto state = run_requeued_to_its_end(job_id);
+  ASSERT_TRUE(state) << read_file(layout.stderr_log());
   EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
 
   const auto stderr_text = read_file(layout.stderr_log());
