@@ -26,6 +26,9 @@ constexpr auto kKillGrace = std::chrono::seconds(10);
 // A kill of the whole step (scancel of the step, Slurm's SIGKILL after a signal) reaches
 // every task of a node within milliseconds; one rank's death leaves the others running.
 constexpr auto kStepWideKillWindow = std::chrono::seconds(1);
+// How long the node's last task_exit waits for the verdicts: the window above and one
+// slurmctld round trip, with room for a busy controller.
+constexpr auto kLastExitWait = std::chrono::seconds(5);
 
 bool killed(int wait_status) { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL; }
 
@@ -41,19 +44,21 @@ Watchdog::~Watchdog() {
 
 void Watchdog::task_exited(int rank, int wait_status) {
   const auto oom_kills = killed(wait_status) && step_memory_ ? step_memory_->oom_kills() : std::nullopt;
-  {
-    const std::lock_guard lock(mutex_);
-    exit_statuses_[rank] = wait_status;
-    // A single rank has no peer to release.
-    if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status, oom_kills});
-  }
+  std::unique_lock lock(mutex_);
+  exit_statuses_[rank] = wait_status;
+  // A single rank has no peer to release.
+  if (config_.world_size > 1) exits_to_judge_.push_back({rank, wait_status, oom_kills});
   wake_.notify_all();
+  if (exit_statuses_.size() < config_.local_ranks.size()) return;
+  // The node's last exit: a verdict printed after this returns may never reach srun.
+  wake_.wait_for(lock, kLastExitWait, [this] { return (exits_to_judge_.empty() || ending_since_) && !judging_; });
 }
 
 void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
   while (!exits_to_judge_.empty() && !ending_since_) {
     const TaskExit exit = exits_to_judge_.front();
     exits_to_judge_.erase(exits_to_judge_.begin());
+    judging_ = true;
     if (WIFSIGNALED(exit.wait_status)) {
       const int signal = WTERMSIG(exit.wait_status);
       if (signal == SIGTERM || signal == SIGINT || signal == SIGHUP) told_to_stop_ = true;
@@ -79,6 +84,8 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
       end_step(verdict.message);
     }
     lock.lock();
+    judging_ = false;
+    wake_.notify_all();  // the node's last task_exit may be waiting for this verdict
   }
 }
 

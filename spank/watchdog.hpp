@@ -50,7 +50,10 @@ class Watchdog {
 
   // From task_exit, in slurmstepd's main thread: reads the step's out-of-memory kills
   // (a few small files) and queues the exit for the thread, which may ask slurmctld
-  // about the job (a round trip the main thread must not wait for).
+  // about the job (a round trip the main thread must not wait for). The node's last
+  // exit waits, a few seconds at most, until every exit is judged: slurmstepd's own
+  // messages reach srun through the step's stderr only until it stops forwarding output,
+  // which it does once task_exit has run for every task.
   void task_exited(int rank, int wait_status);
 
  private:
@@ -83,6 +86,7 @@ class Watchdog {
   std::map<int, int> exit_statuses_;                                   // rank -> wait status; guarded by mutex_
   std::vector<TaskExit> exits_to_judge_;                               // guarded by mutex_
   bool told_to_stop_ = false;                                          // guarded by mutex_
+  bool judging_ = false;  // an exit is being judged with mutex_ released; guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
   std::jthread thread_;                                                // last: it uses every member above
 };
