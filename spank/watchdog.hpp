@@ -83,10 +83,10 @@ class Watchdog {
   std::optional<std::uint64_t> oom_kills_at_start_ = step_memory_ ? step_memory_->oom_kills() : std::nullopt;
   std::mutex mutex_;
   std::condition_variable_any wake_;
-  std::map<int, int> exit_statuses_;                                   // rank -> wait status; guarded by mutex_
-  std::vector<TaskExit> exits_to_judge_;                               // guarded by mutex_
-  bool told_to_stop_ = false;                                          // guarded by mutex_
-  bool judging_ = false;  // an exit is being judged with mutex_ released; guarded by mutex_
+  std::map<int, int> exit_statuses_;      // rank -> wait status; guarded by mutex_
+  std::vector<TaskExit> exits_to_judge_;  // guarded by mutex_
+  bool told_to_stop_ = false;             // guarded by mutex_
+  bool judging_ = false;                  // an exit is being judged with mutex_ released; guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
   std::jthread thread_;                                                // last: it uses every member above
 };
