@@ -186,10 +186,10 @@ class TorchvisionModels(unittest.TestCase):
 
     def test_the_wrapper_in_the_deepforest_guide_is_the_one_exported_here(self):
         guide = (SOURCE / "docs" / "deepforest.md").read_text()
-        exporter = (SOURCE / "scripts" / "mgpr_export.py").read_text()
+        wrappers = (SOURCE / "scripts" / "mgpr_wrappers.py").read_text()
         shown = re.search(r"```python\n(class DetectorForMgpr.*?)\n```", guide, re.S)
         self.assertIsNotNone(shown, "docs/deepforest.md shows no DetectorForMgpr")
-        self.assertIn(shown.group(1), exporter, "docs/deepforest.md's wrapper differs from scripts/mgpr_export.py")
+        self.assertIn(shown.group(1), wrappers, "docs/deepforest.md's wrapper differs from scripts/mgpr_wrappers.py")
 
 
 if __name__ == "__main__":

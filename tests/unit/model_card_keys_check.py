@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The model card's keys are the same in mgpr and in scripts/mgpr_export.py.
+"""The model card's keys are the same in mgpr and in scripts/mgpr_card.py, the exporter's card.
 
 mgpr reads a card in common/src/model_card.cpp: the settings a card may set are the table
 kCardSettings, the description's keys (and mgpr_card, the format's version) are the
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 CPP = Path("common/src/model_card.cpp")
-PYTHON = Path("scripts/mgpr_export.py")
+PYTHON = Path("scripts/mgpr_card.py")
 
 
 class NotFound(Exception):
@@ -67,7 +67,7 @@ def cpp_keys(source: str):
 
 def python_keys(source: str):
     """(CARD_SETTINGS in order, CARD_DESCRIPTION, every key check_card() knows) from
-    mgpr_export.py's text."""
+    mgpr_card.py's text."""
     tree = ast.parse(source, str(PYTHON))
     tuples = {}
     for node in tree.body:
