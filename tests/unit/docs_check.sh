@@ -7,7 +7,15 @@
 #  - a repository path written as code in README.md or docs/*.md exists, and a relative link
 #    leads to a file of the repository (and to a heading that exists there);
 #  - README.md's figures are the current-figures block of docs/benchmarks.md, line for line,
-#    and it quotes no speed-up outside that block;
+#    and it quotes no speed-up outside that block; each speed-up the block quotes is a figure
+#    of one of docs/benchmarks.md's entries;
+#  - docs/benchmarks.md holds today's figures: every section with a table of figures says
+#    when (its newest date, the newest of the history sections it links to), on which of
+#    its machines and at which commits they were measured, and gives its command;
+#    docs/benchmarks-history.md holds every measurement, newest first, each section's first
+#    line its date, the commits measured and the one that recorded it; the commits named
+#    exist, and the programs and scripts their commands run exist too, unless the section's
+#    first line ends "Retired since: `NAME`, ..." naming them;
 #  - nothing names a place outside the repository or the way the project was worked on: no
 #    place on one machine (/tmp/, /home/, /root/, /work/, /Users/), no numbered issue of a
 #    tracker the repository does not hold ("issue 35", "(#12)"), in prose or in code blocks,
@@ -81,6 +89,12 @@ for header in common/include/mgpr/*.hpp; do
 done
 
 # --- paths and links --------------------------------------------------------------------
+# What docs/benchmarks-history.md's sections declare gone, at the end of their first line
+# ("... recorded in `abc1234`. Retired since: `bench/NAME`, `mgpr-NAME`."): their commands
+# may still name it.
+retired=$(awk '/^(Measured|Prepared) / { on = 1; p = "" } on && /^[ \t]*$/ { on = 0; if (i = index(p, "Retired since:")) print substr(p, i) }
+  on { p = p " " $0 }' docs/benchmarks-history.md 2>/dev/null | grep -oE '`[^`]+`' | tr -d '`')
+is_retired() { [ -n "$retired" ] && grep -qxF -- "$1" <<<"$retired"; }
 mapfile -t topdirs < <(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name 'build*' ! -name out -printf '%f\n')
 is_topdir() { local d; for d in "${topdirs[@]}"; do [ "$d" = "$1" ] && return 0; done; return 1; }
 inside_root() { case "$(realpath -m "$1")" in "$(pwd -P)" | "$(pwd -P)"/*) return 0 ;; esac; return 1; }
@@ -99,6 +113,7 @@ for doc in "${docs[@]}"; do
   # Paths written as code: "LINE<TAB>first word of the span".
   while IFS=$'\t' read -r lineno word; do
     word=${word%%#*}
+    [ "$doc" = docs/benchmarks-history.md ] && is_retired "$word" && continue
     while [[ $word =~ [.,\;:\)]$ ]]; do word=${word%?}; done
     [[ $word =~ ^(.*):[0-9]+$ ]] && word=${BASH_REMATCH[1]}
     case "$word" in *'<'* | *'>'* | *'*'* | *'$'* | *'{'* | *'…'* | *...* | *=* | '') continue ;; esac
@@ -115,6 +130,7 @@ for doc in "${docs[@]}"; do
   # Paths in commands of fenced code blocks: "LINE<TAB>word made of path characters".
   while IFS=$'\t' read -r lineno word; do
     word=${word%.}
+    [ "$doc" = docs/benchmarks-history.md ] && is_retired "$word" && continue
     top=${word%%/*}
     if [ "$top" != "$word" ] && is_topdir "$top" && [ ! -e "$word" ]; then
       fail "$doc:$lineno (a command) names $word, which does not exist"
@@ -157,12 +173,133 @@ if grep -q '<!-- current-figures:begin -->' README.md; then
     diff <(block docs/benchmarks.md) <(block README.md) | head -20
   fi
 fi
+# Every speed-up the block quotes (2.54×) is a figure of an entry of docs/benchmarks.md below it.
+entries=$(awk '/<!-- current-figures:end -->/ { on = 1; next } on' docs/benchmarks.md)
+for ratio in $(grep -oE '[0-9]+[.][0-9]+×' <<<"$bench_block" | tr -d '×' | sort -u); do
+  grep -qE "(^|[^0-9.])${ratio//./[.]}([^0-9]|$)" <<<"$entries" ||
+    fail "docs/benchmarks.md's current-figures block quotes ${ratio}×, which no entry below it measures"
+done
 outside=$(awk '/<!-- current-figures:begin -->/ { on = 1 } !on { print NR ": " $0 } /<!-- current-figures:end -->/ { on = 0 }' README.md |
   grep -E '[0-9]×' || true)
 if [ -n "$outside" ]; then
   fail "README.md quotes speed-ups outside the current-figures block (they belong in docs/benchmarks.md's block):"
   echo "$outside"
 fi
+
+# --- docs/benchmarks.md's entries and docs/benchmarks-history.md ------------------------
+history=docs/benchmarks-history.md
+date_re='[0-9]{4}-[0-9]{2}-[0-9]{2}'
+in_git=0
+git rev-parse --git-dir >/dev/null 2>&1 && in_git=1
+# A Markdown file's level-2 and level-3 sections outside fenced blocks, one line each:
+# LINE<TAB>LEVEL<TAB>HEADING<TAB>FIRST PARAGRAPH<TAB>"Measured ..." PARAGRAPH<TAB>TABLE<TAB>FENCE,
+# a paragraph's lines joined, TABLE and FENCE 1 when the section (up to the next heading)
+# holds a table or a fenced block.
+sections() {
+  awk 'function endpara() {
+         if (p != "") { n++; if (n == 1) first = p; if (meas == "" && p ~ /^(Measured|Prepared) /) meas = p }
+         p = ""
+       }
+       function flush() { endpara(); if (h != "") print hl "\t" lvl "\t" h "\t" first "\t" meas "\t" table "\t" fen; h = "" }
+       /^ *```/ { endpara(); if (!infence && h != "") fen = 1; infence = !infence; next }
+       infence { next }
+       /^#+ / { flush(); match($0, /^#+/); lvl = RLENGTH
+                if (lvl == 2 || lvl == 3) { h = substr($0, lvl + 2); hl = NR; first = meas = ""; table = fen = n = 0 }
+                next }
+       /^[ \t]*$/ { endpara(); next }
+       /^\|/ { table = 1 }
+       { p = (p == "" ? $0 : p " " $0) }
+       END { flush() }' "$1"
+}
+first_date() { grep -oE "$date_re" <<<"$1" | head -1; }
+# The commits a paragraph names (`abc1234`) that the repository does not hold.
+unknown_commits() {
+  local c
+  [ $in_git = 1 ] || return 0
+  for c in $(grep -oE '`[0-9a-f]{7,40}`' <<<"$1" | tr -d '`'); do
+    git cat-file -e "$c^{commit}" 2>/dev/null || echo "$c"
+  done
+}
+declare -A history_date=() # a history heading's anchor -> the date of what it measured
+if [ ! -f "$history" ]; then
+  fail "$history is missing: docs/benchmarks.md's figures link to their write-ups there"
+else
+  mapfile -t heading_lines < <(prose "$history" | awk -F'\t' '$2 ~ /^#+ / { print $1 }')
+  mapfile -t heading_anchors < <(anchors "$history")
+  declare -A anchor_at=()
+  for i in "${!heading_lines[@]}"; do anchor_at[${heading_lines[$i]}]=${heading_anchors[$i]:-}; done
+  previous="" section_date=""
+  while IFS=$'\t' read -r lineno level heading first _ _ _; do
+    own=$(first_date "$heading")
+    if [ "$level" = 2 ]; then
+      section_date=""
+      if [[ ! $first =~ ^(Measured|Prepared)\ ($date_re) ]] || [[ $first != *'recorded in `'* ]]; then
+        fail "$history:$lineno: \"$heading\" does not open with its line \"Measured YYYY-MM-DD at \`COMMIT\`...; recorded in \`COMMIT\`.\""
+        continue
+      fi
+      section_date=${BASH_REMATCH[2]}
+      if [ -n "$own" ] && [ "$own" != "$section_date" ]; then
+        fail "$history:$lineno: \"$heading\" is dated $own, its first line $section_date"
+      fi
+      if [ -n "$previous" ] && [[ $section_date > $previous ]]; then
+        fail "$history:$lineno: \"$heading\" ($section_date) comes after a section of $previous: newest first"
+      fi
+      previous=$section_date
+      for c in $(unknown_commits "$first"); do fail "$history:$lineno: \"$heading\" names commit $c, which the repository does not hold"; done
+    fi
+    history_date[${anchor_at[$lineno]:-?}]=${own:-$section_date}
+  done < <(sections "$history")
+fi
+mapfile -t machines < <(awk '/^## Machines/ { on = 1; next } /^## / { on = 0 }
+  on && /^- \*\*The [^*]*\*\*/ { sub(/^- \*\*The /, ""); sub(/\*\*.*/, ""); print }' docs/benchmarks.md)
+[ ${#machines[@]} -gt 0 ] || fail "docs/benchmarks.md: its \"## Machines\" lists no \"- **The NAME**: ...\" machine"
+while IFS=$'\t' read -r lineno _ heading _ measured table fence; do
+  [ "$table" = 1 ] || continue
+  where="docs/benchmarks.md:$lineno: \"$heading\""
+  if [[ ! $measured =~ ^Measured\ ($date_re) ]]; then
+    fail "$where has figures but no paragraph \"Measured YYYY-MM-DD on the MACHINE (CPU, flags) at \`COMMIT\` ([write-up](benchmarks-history.md#...))\""
+    continue
+  fi
+  date=${BASH_REMATCH[1]}
+  found=0
+  for machine in "${machines[@]}"; do [[ $measured == *"on the $machine"* ]] && found=1; done
+  [ $found = 1 ] || fail "$where: its Measured paragraph names none of the machines of \"## Machines\" (\"on the ${machines[0]}\", ...)"
+  [ "$fence" = 1 ] || fail "$where: no command (a fenced block) for its figures"
+  newest=""
+  while IFS= read -r anchor; do
+    linked=${history_date[$anchor]:-}
+    [ -n "$linked" ] || continue # the link check above names a missing heading
+    [[ $linked > $newest ]] && newest=$linked
+  done < <(grep -oE 'benchmarks-history\.md#[^) ]+' <<<"$measured" | sed 's/^[^#]*#//')
+  if [ -z "$newest" ]; then
+    fail "$where: its Measured paragraph links to no section of $history"
+  elif [ "$newest" != "$date" ]; then
+    fail "$where: measured $date, but the newest write-up it links to is of $newest"
+  fi
+  for c in $(unknown_commits "$measured"); do fail "$where names commit $c, which the repository does not hold"; done
+done < <(sections docs/benchmarks.md)
+# The programs their commands run (mgpr-NAME, as a command or under bin/) are programs the
+# build makes, in fenced blocks and in code spans alike, or the history says they are gone.
+mapfile -t programs < <(find . -name CMakeLists.txt -not -path './build*' -not -path './out/*' -not -path './.*' -print0 |
+  xargs -0 grep -ohE 'add_executable\(mgpr-[a-z0-9-]+' | sed 's/^add_executable(//' | sort -u)
+for doc in docs/benchmarks.md "$history"; do
+  [ -f "$doc" ] || continue
+  while IFS=$'\t' read -r lineno program; do
+    printf '%s\n' "${programs[@]}" | grep -qxF -- "$program" && continue
+    if [ "$doc" = "$history" ]; then
+      is_retired "$program" ||
+        fail "$doc:$lineno runs $program, which no CMakeLists.txt builds (gone: \"Retired since: \`$program\`\" in its section's first line)"
+    else
+      fail "$doc:$lineno runs $program, which no CMakeLists.txt builds"
+    fi
+  done < <(awk '/^ *```/ { fence = !fence; next } {
+      line = fence ? $0 : ""
+      if (!fence) { rest = $0; while (match(rest, /`[^`]*`/)) { line = line " " substr(rest, RSTART + 1, RLENGTH - 2); rest = substr(rest, RSTART + RLENGTH) } }
+      line = " " line
+      while (match(line, /(^|[ \t;(]|bin\/)mgpr-[a-z0-9-]+/)) {
+        word = substr(line, RSTART, RLENGTH); sub(/^.*mgpr-/, "mgpr-", word); print NR "\t" word
+        line = substr(line, RSTART + RLENGTH) } }' "$doc")
+done
 
 # --- nothing outside the repository, nothing about how it was worked on -------------------
 words=$(grep -n -iE 'device tool|this session|sessions so far|\.\./shared|working period|/work/' "${docs[@]}" || true)
@@ -227,5 +364,5 @@ while IFS= read -r hit; do
 done < <(grep -n -H -E "(^|[^A-Za-z])[Ii]ssues? #?[0-9]+" "${sources[@]}" CMakeLists.txt |
   grep -v -E "[A-Za-z]'s ([a-z-]+ )?[Ii]ssues? #?[0-9]+" | cut -d: -f1,2)
 
-[ $status = 0 ] && echo "ok: the runtime's ${#stages[@]} stages, common's headers, the docs' paths and links, the sources' comments, and README's figures match the tree"
+[ $status = 0 ] && echo "ok: the runtime's ${#stages[@]} stages, common's headers, the docs' paths and links, the sources' comments, README's figures and the benchmarks' entries and history match the tree"
 exit $status
