@@ -1,5 +1,6 @@
-// The vector formats mgpr writes, one row each: adding a format is a row here, its name
-// in mgpr/run_choices.hpp (the values of output_format=) and a test.
+// The vector formats mgpr writes, one row each (vector_formats.hpp): adding a format is a
+// row here, its value and name in mgpr/run_choices.hpp (the values of output_format=) and
+// its test in tests/runtime/writers/vector_formats_test.cpp.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -14,14 +15,102 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kShapefileSidecars{".shx", ".dbf", ".prj", ".cpg"};
 
-// In OutputFormat's order.
-const std::array<VectorFormat, 5> kFormats{{
-    {OutputFormat::kGeoPackage, "GPKG", ".gpkg", true, false, 0, {}},
-    {OutputFormat::kFlatGeobuf, "FlatGeobuf", ".fgb", false, false, 0, {}},
-    {OutputFormat::kGeoJson, "GeoJSON", ".geojson", false, false, 0, {}},
-    {OutputFormat::kShapefile, "ESRI Shapefile", ".shp", false, false, 10, kShapefileSidecars},
-    {OutputFormat::kCsv, "CSV", ".csv", false, true, 0, {}},
+// Shapefile in UTF-8 (a .cpg says so), refusing to grow past 2 GB, where readers other
+// than GDAL stop.
+constexpr std::array<CreationOption, 2> kShapefileLayerOptions{{{"ENCODING", "UTF-8"}, {"2GB_LIMIT", "YES"}}};
+// CSV with the geometry as WKT (and no .csvt beside it), text quoted only where it must
+// be, as in the plain CSV (GDAL would quote every integer it keeps as text).
+constexpr std::array<CreationOption, 3> kCsvLayerOptions{
+    {{"GEOMETRY", "AS_WKT"}, {"CREATE_CSVT", "NO"}, {"STRING_QUOTING", "IF_NEEDED"}}};
+
+// The widest text field dBASE holds; GDAL's default (80) would cut long raster paths.
+constexpr int kDbaseTextWidth = 254;
+
+// In OutputFormat's order (checked below).
+constexpr std::array<VectorFormat, 5> kFormats{{
+    {.format = OutputFormat::kGeoPackage,
+     .name = "gpkg",
+     .writer = VectorWriterKind::kGdal,
+     .driver = "GPKG",
+     .extension = ".gpkg",
+     .sidecars = {},
+     .dataset_options = {},
+     .layer_options = {},
+     .many_layers = true,
+     .replaces_table = false,
+     .field_name_limit = 0,
+     .text_width = 0,
+     .undefined_crs = UndefinedCrs::kUndefinedCartesian,
+     .geometry_index = GeometryIndex::kGpkgRtree},
+    {.format = OutputFormat::kFlatGeobuf,
+     .name = "fgb",
+     .writer = VectorWriterKind::kGdal,
+     .driver = "FlatGeobuf",
+     .extension = ".fgb",
+     .sidecars = {},
+     .dataset_options = {},
+     .layer_options = {},
+     .many_layers = false,
+     .replaces_table = false,
+     .field_name_limit = 0,
+     .text_width = 0,
+     .undefined_crs = UndefinedCrs::kNone,
+     .geometry_index = GeometryIndex::kByDriver},  // its features in the index's order
+    {.format = OutputFormat::kGeoJson,
+     .name = "geojson",
+     .writer = VectorWriterKind::kGdal,
+     .driver = "GeoJSON",
+     .extension = ".geojson",
+     .sidecars = {},
+     .dataset_options = {},
+     .layer_options = {},
+     .many_layers = false,
+     .replaces_table = false,
+     .field_name_limit = 0,
+     .text_width = 0,
+     .undefined_crs = UndefinedCrs::kNone,
+     .geometry_index = GeometryIndex::kNone},
+    {.format = OutputFormat::kShapefile,
+     .name = "shp",
+     .writer = VectorWriterKind::kGdal,
+     .driver = "ESRI Shapefile",
+     .extension = ".shp",
+     .sidecars = kShapefileSidecars,
+     .dataset_options = {},
+     .layer_options = kShapefileLayerOptions,
+     .many_layers = false,
+     .replaces_table = false,
+     .field_name_limit = 10,  // dBASE's
+     .text_width = kDbaseTextWidth,
+     .undefined_crs = UndefinedCrs::kNone,
+     .geometry_index = GeometryIndex::kNone},
+    {.format = OutputFormat::kCsv,
+     .name = "csv",
+     .writer = VectorWriterKind::kGdal,
+     .driver = "CSV",
+     .extension = ".csv",
+     .sidecars = {},
+     .dataset_options = {},
+     .layer_options = kCsvLayerOptions,
+     .many_layers = false,
+     .replaces_table = true,
+     .field_name_limit = 0,
+     .text_width = 0,
+     .undefined_crs = UndefinedCrs::kNone,
+     .geometry_index = GeometryIndex::kNone},
 }};
+
+// vector_format() indexes the table by the enum's value, and output_format= accepts
+// run_choices.hpp's names: a format added to one and not the other fails the build here.
+constexpr bool rows_follow_the_enum_and_its_names() {
+  if (kFormats.size() != kOutputFormatNames.size()) return false;
+  for (std::size_t i = 0; i < kFormats.size(); ++i) {
+    if (static_cast<std::size_t>(kFormats[i].format) != i || kFormats[i].name != kOutputFormatNames[i]) return false;
+  }
+  return true;
+}
+static_assert(rows_follow_the_enum_and_its_names(),
+              "kFormats must hold one row per OutputFormat, in its order, named as in kOutputFormatNames");
 
 // The short forms of the fields' names longer than ten characters (dBASE's limit).
 const std::map<std::string, std::string, std::less<>> kShortNames{{"tile_column", "tile_col"},
@@ -33,6 +122,8 @@ std::string lower(std::string text) {
 }
 
 }  // namespace
+
+std::span<const VectorFormat> vector_formats() { return kFormats; }
 
 const VectorFormat& vector_format(OutputFormat format) { return kFormats.at(static_cast<std::size_t>(format)); }
 

@@ -1,5 +1,6 @@
-// The one GDAL writer of records: every vector format goes through here, its
-// differences read from its row in vector_formats.cpp.
+// GDAL's writer of records: every format whose row (vector_formats.cpp) names
+// VectorWriterKind::kGdal goes through here, its differences read from its row, never
+// from which format it is.
 #include <cpl_conv.h>
 #include <fmt/format.h>
 #include <ogr_feature.h>
@@ -20,10 +21,10 @@
 namespace mgpr::runtime {
 namespace {
 
+// UndefinedCrs::kUndefinedCartesian as GDAL takes it: for this name its GeoPackage
+// driver writes the "undefined Cartesian" CRS (srs_id -1).
 constexpr const char* kUndefinedCartesian =
     R"(LOCAL_CS["Undefined Cartesian SRS",UNIT["Meter",1],AXIS["Easting",EAST],AXIS["Northing",NORTH]])";
-// The widest text field dBASE holds; GDAL's default (80) would cut long raster paths.
-constexpr int kShapefileTextWidth = 254;
 
 OGRFieldType ogr_type(VectorField::Type type) {
   switch (type) {
@@ -37,22 +38,13 @@ OGRFieldType ogr_type(VectorField::Type type) {
   return OFTString;
 }
 
-// The layer creation options of each format: CSV with the geometry as WKT (and no .csvt
-// beside it), text quoted only where it must be, as in the plain CSV (GDAL would quote
-// every integer it keeps as text); Shapefile in UTF-8 (a .cpg says so), refusing to grow
-// past 2 GB, where readers other than GDAL stop.
-CPLStringList layer_options(const VectorFormat& format) {
-  CPLStringList options;
-  if (format.format == OutputFormat::kCsv) {
-    options.SetNameValue("GEOMETRY", "AS_WKT");
-    options.SetNameValue("CREATE_CSVT", "NO");
-    options.SetNameValue("STRING_QUOTING", "IF_NEEDED");
+// A row's creation options as GDAL takes them (none: a null list, GDAL's defaults).
+CPLStringList gdal_options(std::span<const CreationOption> options) {
+  CPLStringList list;
+  for (const auto& option : options) {
+    list.SetNameValue(std::string(option.name).c_str(), std::string(option.value).c_str());
   }
-  if (format.format == OutputFormat::kShapefile) {
-    options.SetNameValue("ENCODING", "UTF-8");
-    options.SetNameValue("2GB_LIMIT", "YES");
-  }
-  return options;
+  return list;
 }
 
 // The variant's alternatives are in the same order as VectorField::Type's values.
@@ -77,6 +69,9 @@ const VectorFormat& format_of(const std::filesystem::path& file, std::span<const
   const auto format = vector_format_of(file);
   if (!format) throw std::invalid_argument(fmt::format("'{}': no vector format has this extension", file.string()));
   const auto& row = vector_format(*format);
+  if (row.writer != VectorWriterKind::kGdal) {
+    throw std::logic_error(fmt::format("'{}': {} is not written by GDAL's vector writer", file.string(), row.name));
+  }
   if (!row.many_layers && layers.size() != 1) {
     throw std::invalid_argument(
         fmt::format("'{}': {} holds one layer per file, not {}", file.string(), row.driver, layers.size()));
@@ -98,17 +93,15 @@ void set_values(OGRFeature& feature, const std::vector<FieldValue>& values) {
   }
 }
 
-// The layers' CRSs; none for a layer without one, except in a GeoPackage (below).
+// The layers' CRSs; for a layer without one, what its format writes then (its row's
+// undefined_crs): none, or the undefined Cartesian CRS.
 std::vector<std::unique_ptr<OGRSpatialReference>> layer_crs(const std::filesystem::path& file,
                                                             const VectorFormat& format,
                                                             std::span<const RecordLayer> layers) {
   std::vector<std::unique_ptr<OGRSpatialReference>> crs;
   for (const auto& layer : layers) {
-    // Without a CRS the coordinates are pixels: GeoPackage's "undefined Cartesian" CRS
-    // (srs_id -1), which GDAL picks for this name. Given nothing, GDAL would choose the
-    // "undefined geographic" one and GIS tools would take pixels for degrees.
     const bool undefined = layer.crs_wkt.empty();
-    if (undefined && format.format != OutputFormat::kGeoPackage) {
+    if (undefined && format.undefined_crs == UndefinedCrs::kNone) {
       crs.emplace_back();
       continue;
     }
@@ -124,13 +117,11 @@ std::vector<std::unique_ptr<OGRSpatialReference>> layer_crs(const std::filesyste
 
 OGRLayer& create_layer(GDALDataset& dataset, const std::filesystem::path& file, const VectorFormat& format,
                        const RecordLayer& layer, OGRSpatialReference* crs) {
-  auto* out = dataset.CreateLayer(layer.name.c_str(), crs, wkbPolygon, layer_options(format).List());
+  auto* out = dataset.CreateLayer(layer.name.c_str(), crs, wkbPolygon, gdal_options(format.layer_options).List());
   if (out == nullptr) output::fail(file, fmt::format("creating layer '{}' failed", layer.name));
   for (const auto& field : layer.fields) {
     OGRFieldDefn definition(field_name_in(format, field.name).c_str(), ogr_type(field.type));
-    if (format.format == OutputFormat::kShapefile && field.type == VectorField::Type::kString) {
-      definition.SetWidth(kShapefileTextWidth);
-    }
+    if (format.text_width > 0 && field.type == VectorField::Type::kString) definition.SetWidth(format.text_width);
     if (out->CreateField(&definition) != OGRERR_NONE) {
       output::fail(file, fmt::format("creating field '{}' failed", field.name));
     }
@@ -170,7 +161,7 @@ struct VectorFileWriter::Open {
   std::vector<OGRLayer*> layers;
   std::vector<std::vector<VectorField>> fields;
   // A GeoPackage layer's spatial index, written as features come (gpkg_rtree.hpp); null
-  // for another format, or where GDAL's triggers keep it.
+  // where the row's index is another, or where GDAL's triggers keep it.
   std::vector<std::unique_ptr<output::GpkgRtree>> indexes;
   bool transactions = false;
   bool in_transaction = false;
@@ -180,26 +171,29 @@ struct VectorFileWriter::Open {
 VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
   const auto& format = format_of(file, layers);
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
-  index_features_as_they_come();
+  if (format.geometry_index == GeometryIndex::kGpkgRtree) index_features_as_they_come();
   open_ = std::make_unique<Open>(file, format);
   auto& driver = output::driver(std::string(format.driver).c_str(), file);
   const auto crs = layer_crs(file, format, layers);
-  open_->dataset.reset(driver.Create(open_->partial.path().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+  open_->dataset.reset(
+      driver.Create(open_->partial.path().c_str(), 0, 0, 0, GDT_Unknown, gdal_options(format.dataset_options).List()));
   if (!open_->dataset) output::fail(file, fmt::format("creating the {} file failed", format.driver));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     auto& layer = create_layer(*open_->dataset, file, format, layers[i], crs[i].get());
     // A GeoPackage defers a layer's table to its first feature and lists its layers in
-    // the order their tables came: made now, they stay in the order given, however
-    // their features arrive. Its spatial index is made now too and written as features
-    // come (gpkg_rtree.hpp), while tiles still run: built at the end instead, from all
-    // features at once, it was most of the time after the last tile (GDAL 3.6).
-    if (format.many_layers && layer.SyncToDisk() != OGRERR_NONE) {
+    // the order their tables came: made now, a file's layers stay in the order given,
+    // however their features arrive. Its spatial index is made now too, so that it can be
+    // written as features come (gpkg_rtree.hpp), while tiles still run: built at the end
+    // instead, from all features at once, it was most of the time after the last tile
+    // (GDAL 3.6).
+    const bool made_now = format.many_layers || format.geometry_index == GeometryIndex::kGpkgRtree;
+    if (made_now && layer.SyncToDisk() != OGRERR_NONE) {
       output::fail(file, fmt::format("creating layer '{}' failed", layers[i].name));
     }
     open_->layers.push_back(&layer);
     open_->fields.emplace_back(layers[i].fields.begin(), layers[i].fields.end());
     open_->indexes.push_back(
-        format.format == OutputFormat::kGeoPackage
+        format.geometry_index == GeometryIndex::kGpkgRtree
             ? output::GpkgRtree::take_over(*open_->dataset, file, layer.GetName(), layer.GetGeometryColumn())
             : nullptr);
   }

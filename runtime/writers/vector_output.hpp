@@ -1,41 +1,20 @@
 #pragma once
-// The output-writer seam: records (records.hpp) become files through GDAL's vector
-// drivers. One row of a table per format (vector_formats.cpp) says which driver writes
-// it, its extension, whether one file holds many layers, and its limits; one writer
-// (vector_layer.cpp) serves them all. The tasks see only this header and records.hpp:
-// nothing of GDAL, and no format by name.
+// The output-writer seam: records (records.hpp) become files. Each format is a row of
+// one table (vector_formats.hpp): its names, extension, creation options, limits, layers,
+// CRS, index and the writer that writes it; GDAL's vector writer (vector_layer.cpp)
+// serves every row today, reading its differences from the row. The tasks see only this
+// header and records.hpp: nothing of GDAL, and no format by name.
 #include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 
-#include "mgpr/run_choices.hpp"
 #include "writers/records.hpp"
+#include "writers/vector_formats.hpp"
 
 namespace mgpr::runtime {
-
-struct VectorFormat {
-  OutputFormat format = OutputFormat::kGeoPackage;
-  std::string_view driver;     // GDAL's name
-  std::string_view extension;  // of the file, with its dot
-  bool many_layers = false;    // one file holds many layers; else one file per layer
-  // The file takes the place of the table (records.hpp): it shows every field, and the
-  // plain CSV is not written beside it.
-  bool replaces_table = false;
-  std::size_t field_name_limit = 0;            // longest field name the format keeps; 0: any
-  std::span<const std::string_view> sidecars;  // files written beside the main one, by extension
-};
-
-const VectorFormat& vector_format(OutputFormat format);
-// The format whose extension `file` has (case-insensitive); nullopt for none.
-std::optional<OutputFormat> vector_format_of(const std::filesystem::path& file);
-// `name` as `format` stores it: names longer than its limit get their short form
-// (Shapefile: tile_column → tile_col; docs/outputs.md). Throws std::logic_error for a
-// long name without one, so a new field cannot be cut silently.
-std::string field_name_in(const VectorFormat& format, const std::string& name);
 
 // Writes `layers`, in their order (names must differ), as `file`, in the format of its
 // extension; a format with one layer per file takes one layer. Written under a
