@@ -10,19 +10,21 @@
 #include <memory>
 
 #include "app/banner.hpp"
-#include "app/output_stream.hpp"
-#include "app/rank_summary.hpp"
-#include "app/run_outcome.hpp"
 #include "app/tile_loop.hpp"
 #include "distributed/communicator.hpp"
+#include "distributed/run_outcome.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/input_list.hpp"
 #include "model/cuda_backend.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "pipeline/progress_printer.hpp"
+#include "pipeline/rank_summary.hpp"
+#include "resume/journal_notes.hpp"
 #include "resume/run_journal.hpp"
 #include "resume/stop_request.hpp"
+#include "stream/output_stream.hpp"
+#include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
 #include "writers/partial_names.hpp"
 
@@ -47,18 +49,9 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   run.source = make_tile_source(plan.source);
   check_run_fits(plan, *run.source);
   run.model = std::make_unique<TileModel>(plan.model, plan.device, run.source->channels(), plan.execution);
-  std::unique_ptr<CropClassifier> crop_classifier;
-  if (plan.crop_classifier) {
-    crop_classifier = std::make_unique<CropClassifier>(*plan.crop_classifier, plan.device, run.source->channels(),
-                                                       plan.execution, run.source->raw_scaling());
-    // Crops that reach past their tile are read through a reader of their own: the
-    // classifier runs on the post-processing thread, not on a reader thread.
-    if (!run.source->rasters().empty()) {
-      CropReads reads{run.source->open_reader(), {}};
-      for (const auto& raster : run.source->rasters()) reads.rasters.push_back({raster.width, raster.height});
-      crop_classifier->read_past_tiles(std::move(reads));
-    }
-  }
+  auto crop_classifier = plan.crop_classifier
+                             ? make_crop_classifier(*plan.crop_classifier, plan.device, plan.execution, *run.source)
+                             : nullptr;
   run.output = make_task_output(plan_outputs(plan.output, *run.source), std::move(crop_classifier));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
   check_class_names(plan.output.task, run.model->dummy_output(), plan.output.class_names, plan.class_names_origin);
@@ -126,16 +119,17 @@ class RankRun {
     run_.output->set_journal(&tile_journal);
     std::unique_ptr<OutputStream> stream;
     std::unique_ptr<ResultMail> mail;
-    if (ranks_.rank == 0) {
+    constexpr int writer = 0;  // the run's one writer (stream/writer_layout.hpp)
+    if (ranks_.rank == kRunWriters.rank_of_writer(writer)) {
       // What a killed run of this host left half-written, before this run writes beside it.
       if (const auto stale = output::remove_stale_partials(plan_.output.output_dir); !stale.empty()) {
         fmt::print(stderr, "mgpr: removed {} temporary file(s) that a killed run left in {} (e.g. {})\n", stale.size(),
                    plan_.output.output_dir.string(), stale.front().filename().string());
       }
-      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_);
+      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer);
       run_.output->set_sink(stream.get());
     } else {
-      mail = std::make_unique<ResultMail>(*communicator_);
+      mail = std::make_unique<ResultMail>(*communicator_, writer);
       run_.output->set_sink(mail.get());
     }
     done_ = {};  // the earlier runs' results are rank 0's writer's now
@@ -190,8 +184,11 @@ class RankRun {
         all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
       }
       fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
-      print_run_end({*run_.source, failed_, static_cast<std::size_t>(done_total_), outcome == Outcome::kStopped},
-                    journal_.folder());
+      RunEnd end{
+          {}, run_.source->rasters().size(), done_total_, run_.source->tiles().size(), outcome == Outcome::kStopped};
+      for (const auto& [image, reason] : failed_)
+        end.failed.emplace_back(run_.source->rasters().at(static_cast<std::size_t>(image)).path, reason);
+      print_run_end(end, journal_.folder());
     }
     communicator_->barrier();
   }
@@ -231,18 +228,7 @@ class RankRun {
     }
     // The outputs are complete; a journal left behind only makes a rerun redo the writing.
     // With failed rasters it stays: a rerun reads only their tiles.
-    if (outcome == Outcome::kComplete) {
-      if (const auto not_removed = journal_.finish(); !not_removed.empty()) {
-        fmt::print(stderr, "mgpr: warning: could not remove the journal: {}\n", not_removed);
-      }
-      const auto earlier = journal_.remove_earlier();
-      for (const auto& folder : earlier.folders) {
-        fmt::print("# removed the journal of an earlier run with other settings: {}\n", folder.string());
-      }
-      if (!earlier.failures.empty()) {
-        fmt::print(stderr, "mgpr: warning: could not remove an earlier run's journal: {}\n", earlier.failures);
-      }
-    }
+    if (outcome == Outcome::kComplete) finish_journals(journal_);
     return outcome;
   }
 

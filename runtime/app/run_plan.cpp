@@ -16,11 +16,13 @@
 #include "mgpr/error.hpp"
 #include "mgpr/input_list.hpp"
 #include "mgpr/model_card.hpp"
+#include "mgpr/store_keys.hpp"
 #include "mgpr/text.hpp"
 #include "pipeline/memory_budget.hpp"
 #include "resume/journal_record.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/fake_source.hpp"
+#include "tasks/crop_classifier_card.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -39,10 +41,6 @@ int default_threads(const RankEnvironment& ranks) {
   return std::max(1, usable / std::max(1, ranks.local_world_size));
 }
 
-// The key of the frozen input list on the run's store.
-constexpr const char* kFrozenInputsKey = "inputs/rasters";
-// The key of rank 0's journal settings on the run's store (agree_on_journal).
-constexpr const char* kJournalSettingsKey = "journal/settings";
 // Raised by a change to what a tile's result holds or how mgpr computes it, so that a
 // journal of the older results is not resumed.
 constexpr int kTileResultsVersion = 1;
@@ -90,72 +88,23 @@ TaskOptions task_options(const RunConfig& config) {
   return output;
 }
 
-// classify_model= and its card, resolved before any raster is read: the card must say
-// task=classify and give the classifier's input side (tile_size); its bands and scale
-// must be the detector's, since its crops are cut from the detector's tiles.
+// classify_model= and its card, read here (a card's settings are configuration keys) and
+// checked by the crop classifier's own stage against the detector's.
 CropClassifierOptions crop_classifier_options(const RunConfig& config) {
-  const auto& model = config.classify_model;
-  const std::string fix =
-      "save the classifier with a card giving task=classify, tile_size and class_names (docs/models.md, \"Crop "
-      "classifiers\"; scripts/mgpr_export.py cropmodel writes one), or give another classify_model";
   std::error_code error;
-  if (!std::filesystem::is_regular_file(model, error)) {
-    throw UsageError(
-        fmt::format("classify_model={}: no such file; give the TorchScript file of a crop classifier", model));
+  const auto card = std::filesystem::is_regular_file(config.classify_model, error)
+                        ? read_model_card(config.classify_model)
+                        : std::nullopt;
+  std::optional<CropClassifierCard> read;
+  if (card) {
+    RunConfig settings;
+    apply_model_card(settings, *card);
+    read = CropClassifierCard{card->where(),  card->setting_keys, settings.task, settings.tile_size,  settings.bands,
+                              settings.scale, settings.mean,      settings.std,  settings.class_names};
   }
-  const auto card = read_model_card(model);
-  if (!card) {
-    throw UsageError(fmt::format(
-        "classify_model={} has no model card; a crop classifier needs one that says task=classify and its input "
-        "side (tile_size), and gives its class names and normalisation: {}",
-        model, fix));
-  }
-  RunConfig settings;
-  apply_model_card(settings, *card);
-  const auto sets = [&](std::string_view key) {
-    return std::find(card->setting_keys.begin(), card->setting_keys.end(), key) != card->setting_keys.end();
-  };
-  if (!sets("task") || settings.task != name_of(Task::kClassify)) {
-    throw UsageError(fmt::format(
-        "classify_model={}: {} says task={}, and a crop classifier is a classification model (one row of class "
-        "logits per crop): {}",
-        model, card->where(), sets("task") ? settings.task : "nothing", fix));
-  }
-  if (!sets("tile_size")) {
-    throw UsageError(
-        fmt::format("classify_model={}: {} gives no tile_size, the side of the crops the classifier takes: {}", model,
-                    card->where(), fix));
-  }
-  // The detector's default bands are the raster's first ones: a card naming 1, 2, ... agrees.
-  const auto first_bands = [](const std::vector<int>& bands) {
-    for (std::size_t i = 0; i < bands.size(); ++i) {
-      if (bands[i] != static_cast<int>(i) + 1) return false;
-    }
-    return true;
-  };
-  const bool same_bands = settings.bands == config.bands || (config.bands.empty() && first_bands(settings.bands));
-  if (sets("bands") && !same_bands) {
-    throw UsageError(fmt::format(
-        "classify_model={}: {} reads bands {} and the detector bands {}; the crops are cut from the detector's "
-        "tiles, so both models must read the same bands",
-        model, card->where(), fmt::join(settings.bands, ","), fmt::join(config.bands, ",")));
-  }
-  // Scale 0 is the data type's (1/255 for 8-bit rasters), which a card's 1/255 means too.
-  if (sets("scale") && settings.scale != config.scale && settings.scale != 0 && config.scale != 0) {
-    throw UsageError(fmt::format(
-        "classify_model={}: {} scales pixels by {} and the detector by {}; mgpr converts the detector's values "
-        "to the classifier's through mean and std only, so both must use one scale",
-        model, card->where(), settings.scale, config.scale));
-  }
-  CropClassifierOptions options;
-  options.model = ModelOptions{model, config.model_libraries, settings.tile_size, card->where(), {}};
-  options.margin = config.crop_margin;
-  options.class_names = settings.class_names;
-  options.detector_mean = config.mean;
-  options.detector_std = config.std;
-  options.mean = settings.mean;
-  options.std = settings.std;
-  return options;
+  return crop_classifier_from_card({config.classify_model, config.model_libraries, config.crop_margin, config.bands,
+                                    config.scale, config.mean, config.std},
+                                   read);
 }
 
 // What a model file is for the journal: its content (journal_record.hpp), or its name
@@ -239,7 +188,7 @@ std::vector<RecordedSetting> journal_settings(const RunConfig& config, const Run
 
 void agree_on_journal(RunPlan& plan, const RankEnvironment& ranks, const std::shared_ptr<EarlyStore>& early) {
   if (ranks.world_size <= 1) return;
-  const auto settings = share_from_rank0(ranks, plan.rendezvous, early, kJournalSettingsKey,
+  const auto settings = share_from_rank0(ranks, plan.rendezvous, early, store_key(StoreKey::kJournalSettings),
                                          [&] { return record_text(plan.journal_settings, {}); });
   plan.journal_settings = parse_record(settings).settings;
   plan.journal_folder = journal_dir({plan.output.output_dir, plan.journal_settings, plan.source.rasters});
@@ -257,7 +206,7 @@ std::vector<std::string> expand_inputs_once(const RunConfig& config, const RankE
   if (config.use_fake_data) return {};
   const auto expand = [&] { return expand_inputs(config.image_path, {config.image_glob, config.recursive}); };
   if (ranks.world_size <= 1) return expand();
-  return split_list(share_from_rank0(ranks, rendezvous_options(config), early, kFrozenInputsKey,
+  return split_list(share_from_rank0(ranks, rendezvous_options(config), early, store_key(StoreKey::kFrozenInputs),
                                      [&] { return join_list(expand()); }));
 }
 
@@ -313,23 +262,6 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   plan.journal_folder = journal_dir({plan.output.output_dir, plan.journal_settings, plan.source.rasters});
   plan.legacy_journal_folder = legacy_journal_dir(legacy_journal_key(config, plan.source.rasters));
   return plan;
-}
-
-void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
-                       const std::string& origin) {
-  if (class_names.empty() || task == Task::kDetect || !one_tile_output.isTensor()) return;
-  const auto& output = one_tile_output.toTensor();
-  if (output.dim() < 2) return;
-  const auto classes = output.size(1);
-  const auto names = static_cast<std::int64_t>(class_names.size());
-  // One logit (segment): class 1 where it is above 0, so "background" may be named or not.
-  const bool fits = names == classes || (task == Task::kSegment && classes == 1 && names <= 2);
-  if (fits) return;
-  throw UsageError(
-      fmt::format("{} names {} classes ({}) but the model's output has {} {} per {}; give one name per class, label 0 "
-                  "first, or leave class_names empty",
-                  origin, names, fmt::join(class_names, ", "), classes, task == Task::kSegment ? "channels" : "logits",
-                  task == Task::kSegment ? "pixel" : "tile"));
 }
 
 void check_run_fits(const RunPlan& plan, const TileSource& source, std::optional<std::uint64_t> memory_limit) {

@@ -58,12 +58,6 @@ struct RunPlan {
   std::string class_names_origin;
 };
 
-// The model's output for one tile against the class names: as many names as classify's
-// logits or segment's channels (one channel: one or two names). Throws UsageError naming
-// `origin`; detection labels are only known per box and are not checked here.
-void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
-                       const std::string& origin);
-
 // The rendezvous timeouts `config` asks for; make_run_plan adds the device's fields.
 RendezvousOptions rendezvous_options(const RunConfig& config);
 

@@ -23,7 +23,7 @@ class Communicator {
   // Atomically adds `delta` to a counter shared by all ranks and returns the new value
   // (the store's add). Thread-safe.
   virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
-  // A value on the store under `key` (store_mail.hpp's messages). Thread-safe.
+  // A value on the store under `key` (stream/store_mail.hpp's messages). Thread-safe.
   virtual void put(const std::string& key, const std::string& bytes) = 0;
   // The value under `key`, which must have been put, removed from the store. Thread-safe.
   virtual std::string take(const std::string& key) = 0;

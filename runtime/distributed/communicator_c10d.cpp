@@ -24,6 +24,7 @@
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/process.hpp"
+#include "mgpr/store_keys.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -31,14 +32,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr const char* kArrivedCount = "rendezvous/arrived";
-constexpr const char* kVerdict = "rendezvous/verdict";
-constexpr const char* kVerdictRead = "rendezvous/verdict_read";
-constexpr const char* kLeft = "rendezvous/left";
-// Why a rank refused to start (refuse_shared_gpu), for rank 0 to pass on as its verdict.
-constexpr const char* kRefused = "rendezvous/refused";
-// Set once rank 0 has claimed its GPU: the other ranks claim theirs only after it.
-constexpr const char* kRank0Claimed = "gpu/rank0-claimed";
+// The store's keys (mgpr/store_keys.hpp). kRendezvousRefused: why a rank refused to start
+// (refuse_shared_gpu), for rank 0 to pass on as its verdict. kRank0ClaimedGpu: set once
+// rank 0 has claimed its GPU; the other ranks claim theirs only after it.
 constexpr std::string_view kVerdictOk = "ok";
 constexpr auto kPoll = milliseconds(20);
 
@@ -52,7 +48,7 @@ constexpr auto kVerdictLinger = std::chrono::seconds(2);
 // soon as their loop ends.
 constexpr auto kLostLinger = std::chrono::seconds(3);
 
-std::string arrived_key(int rank) { return fmt::format("arrived/{}", rank); }
+std::string arrived_key(int rank) { return store_key(StoreKey::kArrivedHost, rank); }
 
 // By rank, as each reported at rendezvous.
 std::vector<std::string> hosts_of(SharedStore& store, int world_size) {
@@ -78,7 +74,7 @@ class StoreCommunicator final : public Communicator {
     const bool in_order = std::uncaught_exceptions() == 0;
     if (rank_ != 0) peers_.stop(in_order);
     try {
-      store_->add(kLeft, 1);
+      store_->add(store_key(StoreKey::kRanksLeft), 1);
       // Rank 0 serves the store: it stays until the others are done with it, or, failing
       // because the run lost a rank, until the others have read which (the store gone,
       // they could only name rank 0). Failing for another reason, the others see the
@@ -86,7 +82,7 @@ class StoreCommunicator final : public Communicator {
       const int lost = peers_.lost_count();
       if (rank_ == 0 && (in_order || lost > 0)) {
         const auto deadline = Clock::now() + (in_order ? timeout_ : kLostLinger);
-        while (store_->add(kLeft, 0) < world_size_ - lost && Clock::now() < deadline)
+        while (store_->add(store_key(StoreKey::kRanksLeft), 0) < world_size_ - lost && Clock::now() < deadline)
           std::this_thread::sleep_for(kPoll);
       }
     } catch (const std::exception&) {
@@ -191,18 +187,21 @@ std::shared_ptr<SharedStore> open_store(const RankEnvironment& ranks, const Rend
 
 // Rank 0's verdict for the others when the run cannot go on, kept up until they read it.
 [[noreturn]] void fail_everyone(SharedStore& store, const std::string& message, std::int64_t arrived) {
-  store.set(kVerdict, message);
+  store.set(store_key(StoreKey::kRendezvousVerdict), message);
   const auto linger = Clock::now() + kVerdictLinger;
-  while (store.add(kVerdictRead, 0) < arrived - 1 && Clock::now() < linger) std::this_thread::sleep_for(kPoll);
+  while (store.add(store_key(StoreKey::kVerdictRead), 0) < arrived - 1 && Clock::now() < linger)
+    std::this_thread::sleep_for(kPoll);
   throw UsageError(message);
 }
 
 void rank0_rendezvous(SharedStore& store, const RankEnvironment& ranks, const RendezvousOptions& options,
                       const std::string& address, Clock::time_point started) {
   const auto deadline = started + options.timeout;
-  for (std::int64_t count = 0; (count = store.add(kArrivedCount, 0)) < ranks.world_size && Clock::now() < deadline;) {
+  for (std::int64_t count = 0;
+       (count = store.add(store_key(StoreKey::kArrivedCount), 0)) < ranks.world_size && Clock::now() < deadline;) {
     // A rank that refused to start never comes: every rank is told why at once.
-    if (store.check(kRefused)) fail_everyone(store, store.get(kRefused), count);
+    if (store.check(store_key(StoreKey::kRendezvousRefused)))
+      fail_everyone(store, store.get(store_key(StoreKey::kRendezvousRefused)), count);
     std::this_thread::sleep_for(kPoll);
   }
   std::vector<std::optional<std::string>> hosts(static_cast<std::size_t>(ranks.world_size));
@@ -214,7 +213,7 @@ void rank0_rendezvous(SharedStore& store, const RankEnvironment& ranks, const Re
     }
   }
   if (arrived == ranks.world_size) {  // also the rank that came between the count and the check
-    store.set(kVerdict, std::string(kVerdictOk));
+    store.set(store_key(StoreKey::kRendezvousVerdict), std::string(kVerdictOk));
     return;
   }
   fail_everyone(store, missing_ranks_message(hosts, address, options.timeout), arrived);
@@ -225,9 +224,9 @@ void other_rank_rendezvous(SharedStore& store, const RankEnvironment& ranks, con
   const auto waited = options.timeout + kVerdictMargin;
   std::string verdict;
   try {
-    store.wait(kVerdict, waited);
-    verdict = store.get(kVerdict);
-    store.add(kVerdictRead, 1);
+    store.wait(store_key(StoreKey::kRendezvousVerdict), waited);
+    verdict = store.get(store_key(StoreKey::kRendezvousVerdict));
+    store.add(store_key(StoreKey::kVerdictRead), 1);
   } catch (const std::exception& error) {
     throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
   }
@@ -342,7 +341,7 @@ std::unique_ptr<Communicator> join_run(const RankEnvironment& ranks, const Rende
   const auto address = checked_store_address(ranks, options);
   auto store = early ? early->store : open_store(ranks, options, address);
   store->set(arrived_key(ranks.rank), host_name("unknown-host"));
-  store->add(kArrivedCount, 1);
+  store->add(store_key(StoreKey::kArrivedCount), 1);
   // Reported on arrival, not on success, so the watchdog too names only the absent ranks.
   Heartbeat::from_environment().arrived();
 
@@ -370,21 +369,21 @@ void refuse_shared_gpu(const RankEnvironment& ranks, const RendezvousOptions& op
   // Rank 0 claims first, so it is never the rank refused: it stays to give every rank the
   // reason at rendezvous, where a refused rank 0 would leave the others to find its store
   // gone only after their own preparation and the rendezvous timeout.
-  if (ranks.rank != 0) wait_for_rank0(*store, ranks, options, address, kRank0Claimed);
+  if (ranks.rank != 0) wait_for_rank0(*store, ranks, options, address, store_key(StoreKey::kRank0ClaimedGpu));
   // A counter per GPU: the first rank on it waits for nobody, a second one knows at once.
-  const auto key = "gpu/" + uuid;
-  const auto claimed = store->add(key, 1);
-  store->set(fmt::format("{}/{}", key, claimed), fmt::format("{}\t{}", ranks.rank, host_name("unknown-host")));
-  if (ranks.rank == 0) store->set(kRank0Claimed, "1");
+  const auto claimed = store->add(store_key(StoreKey::kGpuClaims, uuid), 1);
+  store->set(store_key(StoreKey::kGpuClaimant, uuid, claimed),
+             fmt::format("{}\t{}", ranks.rank, host_name("unknown-host")));
+  if (ranks.rank == 0) store->set(store_key(StoreKey::kRank0ClaimedGpu), "1");
   if (claimed == 1) return;
   std::vector<GpuClaim> claims;
   for (std::int64_t i = 1; i <= claimed; ++i) {
-    const auto text = store->get(fmt::format("{}/{}", key, i));
+    const auto text = store->get(store_key(StoreKey::kGpuClaimant, uuid, i));
     const auto tab = text.find('\t');
     claims.push_back({std::stoi(text.substr(0, tab)), text.substr(tab + 1), uuid});
   }
   const auto message = shared_gpu_message(claims).value_or("two ranks claimed one GPU");
-  store->set(kRefused, message);
+  store->set(store_key(StoreKey::kRendezvousRefused), message);
   throw UsageError(message);
 }
 

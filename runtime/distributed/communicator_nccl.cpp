@@ -23,6 +23,7 @@
 #include "distributed/nccl_checks.hpp"
 #include "distributed/nccl_staging.hpp"
 #include "mgpr/error.hpp"
+#include "mgpr/store_keys.hpp"
 
 // The non-blocking communicator (ncclCommInitRankConfig with blocking = 0) and
 // ncclCommFinalize came in 2.14; without them every wait here would be unbounded.
@@ -39,12 +40,11 @@ using nccl_staging::PinnedHostMemory;
 using nccl_staging::StagingBuffer;
 using nccl_staging::StreamDrain;
 
-// Rank 0's answer under kSetupKey: kIdTag and the unique id, or kRefusedTag and why.
-constexpr const char* kSetupKey = "nccl/setup";
+// Rank 0's answer under the store's kNcclSetup: kIdTag and the unique id, or kRefusedTag and why.
 constexpr char kIdTag = 'i';
 constexpr char kRefusedTag = 'x';
 
-std::string version_key(int rank) { return fmt::format("nccl/version/{}", rank); }
+std::string version_key(int rank) { return store_key(StoreKey::kNcclVersion, rank); }
 
 std::string nccl_error_text(ncclResult_t status, ncclComm_t comm) {
   const char* detail = ncclGetLastError(comm);
@@ -192,7 +192,7 @@ class NcclCollectives final : public Collectives {
     Step& operator=(const Step&) = delete;
 
     const std::string what;  // "NCCL all_gather (collective 3)"
-    const std::string name;  // "collective/3", under which each rank says it came
+    const std::string name;  // "collective-3", under which each rank says it came
 
    private:
     NcclCollectives& owner_;
@@ -247,7 +247,7 @@ class NcclCollectives final : public Collectives {
     check_cuda(cudaMemcpyAsync(to, from, bytes, kind, stream_), "cudaMemcpyAsync");
   }
 
-  std::string step_key(const std::string& name) const { return fmt::format("nccl/{}/{}", name, setup_.rank); }
+  std::string step_key(const std::string& name) const { return store_key(StoreKey::kNcclStep, name, setup_.rank); }
 
   // Every rank's NCCL version to rank 0, which compares them and answers with the unique
   // id or the refusal, so a mismatch stops every rank with the same message.
@@ -264,17 +264,18 @@ class NcclCollectives final : public Collectives {
       std::vector<int> versions;
       for (const auto& key : keys) versions.push_back(std::stoi(store_.get(key)));
       if (const auto mismatch = nccl_version_mismatch(versions)) {
-        store_.set(kSetupKey, kRefusedTag + *mismatch);
+        store_.set(store_key(StoreKey::kNcclSetup), kRefusedTag + *mismatch);
         throw UsageError(*mismatch);
       }
-      store_.set(kSetupKey, kIdTag + std::string(id.internal, sizeof(id.internal)));
+      store_.set(store_key(StoreKey::kNcclSetup), kIdTag + std::string(id.internal, sizeof(id.internal)));
       return id;
     }
-    await_keys(store_, {kSetupKey}, {setup_.rank, "the NCCL set-up (rank 0's unique id)", setup_.timeout}, [&] {
-      const auto missing = came_to_setup();
-      return missing.starts_with("every rank came") ? "rank 0 did not share NCCL's unique id" : missing;
-    });
-    const std::string shared = store_.get(kSetupKey);
+    await_keys(store_, {store_key(StoreKey::kNcclSetup)},
+               {setup_.rank, "the NCCL set-up (rank 0's unique id)", setup_.timeout}, [&] {
+                 const auto missing = came_to_setup();
+                 return missing.starts_with("every rank came") ? "rank 0 did not share NCCL's unique id" : missing;
+               });
+    const std::string shared = store_.get(store_key(StoreKey::kNcclSetup));
     if (!shared.empty() && shared.front() == kRefusedTag) throw UsageError(shared.substr(1));
     if (shared.size() != 1 + sizeof(id.internal)) {
       throw std::runtime_error(
@@ -303,7 +304,7 @@ class NcclCollectives final : public Collectives {
     check_cuda(cudaSetDevice(setup_.device_index), "cudaSetDevice");
     reserve_staging(in_bytes, out_bytes);
     const int number = collectives_ + 1;
-    std::string name = fmt::format("collective/{}", number);
+    std::string name = fmt::format("collective-{}", number);
     store_.set(step_key(name), "");
     ++collectives_;
     return Step(*this, fmt::format("NCCL {} (collective {})", collective, number), std::move(name));
@@ -321,7 +322,7 @@ class NcclCollectives final : public Collectives {
 
   void await(const std::string& what, const std::string& name, cudaEvent_t event) {
     NcclOperation operation(comm_, event, aborted_);
-    const auto key_of = [&name](int r) { return fmt::format("nccl/{}/{}", name, r); };
+    const auto key_of = [&name](int r) { return store_key(StoreKey::kNcclStep, name, r); };
     await_with_deadline(
         operation, {setup_.rank, what, setup_.timeout}, [&] { return came_to(key_of); },
         [this] {

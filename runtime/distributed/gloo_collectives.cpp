@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "distributed/gloo_address.hpp"
+#include "mgpr/store_keys.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -37,7 +38,8 @@ class GlooCollectives final : public Collectives {
     auto options = ::c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(gloo_device(ranks));
     // Gloo's keys under a prefix of their own, apart from the rendezvous and the counters.
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo", store);
+    auto prefixed =
+        c10::make_intrusive<c10d::PrefixStore>(std::string(store_key_row(StoreKey::kGlooPrefix).name), store);
     group_ = c10::make_intrusive<::c10d::ProcessGroupGloo>(prefixed, ranks.rank, ranks.world_size, options);
     world_size_ = ranks.world_size;
   }

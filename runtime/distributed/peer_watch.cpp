@@ -12,6 +12,7 @@
 #include "distributed/rendezvous_diagnoses.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
+#include "mgpr/store_keys.hpp"
 #include "resume/stop_request.hpp"
 
 namespace mgpr::runtime {
@@ -34,10 +35,7 @@ constexpr auto kLineConnect = std::chrono::seconds(5);
 // peer_timeout, and every rank that lives beats on however busy it is.
 constexpr auto kStopPatience = std::chrono::seconds(5);
 
-// The store's keys: a rank's beat; rank 0's port for the lines; why the run is lost.
-std::string beat_key(int rank) { return fmt::format("beat/{}", rank); }
-constexpr const char* kLinePortKey = "peers/line-port";
-constexpr const char* kLostKey = "peers/lost";
+std::string beat_key(int rank) { return store_key(StoreKey::kPeerBeat, rank); }
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -86,7 +84,8 @@ void PeerWatch::beat(const std::stop_token& stop) {
     try {
       store_.add(beat_key(rank_), 1);
       last_reply_ns_ = now_ns();
-      if (rank_ != 0 && !lost_known_ && store_.check(kLostKey)) record_loss({}, store_.get(kLostKey));
+      if (rank_ != 0 && !lost_known_ && store_.check(store_key(StoreKey::kPeerLost)))
+        record_loss({}, store_.get(store_key(StoreKey::kPeerLost)));
     } catch (const std::exception& error) {
       beat_ended_ = true;
       // Refused at once: rank 0's end of the connection closed. A call that waited out
@@ -114,7 +113,7 @@ void PeerWatch::watch(const std::stop_token& stop) {
 
 // Every line, and once a second every beat.
 void PeerWatch::watch_every_rank(const std::stop_token& stop) {
-  if (lines_->port() > 0) store_.set(kLinePortKey, std::to_string(lines_->port()));
+  if (lines_->port() > 0) store_.set(store_key(StoreKey::kPeerLinePort), std::to_string(lines_->port()));
   const auto size = static_cast<std::size_t>(world_size_);
   std::vector<std::int64_t> beats(size, -1);
   std::vector<Clock::time_point> moved(size, Clock::now());
@@ -145,11 +144,11 @@ void PeerWatch::watch_every_rank(const std::stop_token& stop) {
 // The line to rank 0, once rank 0 said where it listens.
 void PeerWatch::watch_rank0(const std::stop_token& stop) {
   const auto given_up = Clock::now() + peer_timeout_;
-  while (!store_.check(kLinePortKey)) {
+  while (!store_.check(store_key(StoreKey::kPeerLinePort))) {
     if (stop.stop_requested() || Clock::now() > given_up) return;
     pause(stop, kLinePoll);
   }
-  const auto port = std::stoi(store_.get(kLinePortKey));
+  const auto port = std::stoi(store_.get(store_key(StoreKey::kPeerLinePort)));
   LineToRank0 line(rank0_address_, port, rank_, kLineConnect);
   while (line.connected() && !stop.stop_requested()) {
     if (line.rank0_closed(kLinePoll)) {
@@ -173,7 +172,7 @@ void PeerWatch::record_loss(const std::vector<int>& ranks, const std::string& wh
   }
   if (rank_ != 0) return;
   try {
-    store_.set(kLostKey, why);
+    store_.set(store_key(StoreKey::kPeerLost), why);
   } catch (const std::exception&) {
     // Rank 0's own store: the others then find it gone.
   }
@@ -227,8 +226,8 @@ void PeerWatch::guard(const std::stop_token& stop) {
 void PeerWatch::wait_for_peers() {
   check();
   const int collective = ++collectives_started_;
-  const auto key = fmt::format("collective/{}", collective);
-  const auto here = [&](int r) { return fmt::format("{}/{}", key, r); };
+  const auto key = store_key(StoreKey::kCollectiveCount, collective);
+  const auto here = [&](int r) { return store_key(StoreKey::kCollectiveArrival, collective, r); };
   try {
     store_.set(here(rank_), "");
     store_.add(key, 1);

@@ -311,4 +311,15 @@ std::vector<std::vector<CropClass>> CropClassifier::classify(const BatchInput& i
   return classes;
 }
 
+std::unique_ptr<CropClassifier> make_crop_classifier(const CropClassifierOptions& options, const DeviceChoice& device,
+                                                     std::span<const ExecutionPlan> plans, const TileSource& source) {
+  auto classifier = std::make_unique<CropClassifier>(options, device, source.channels(), plans, source.raw_scaling());
+  if (!source.rasters().empty()) {
+    CropReads reads{source.open_reader(), {}};
+    for (const auto& raster : source.rasters()) reads.rasters.push_back({raster.width, raster.height});
+    classifier->read_past_tiles(std::move(reads));
+  }
+  return classifier;
+}
+
 }  // namespace mgpr::runtime

@@ -118,4 +118,10 @@ class CropClassifier {
   bool read_refused_ = false;  // a read failed: warned
 };
 
+// The run's classifier over `source`'s tiles; crops that reach past their tile are read
+// through a reader of its own (the classifier runs on the post-processing thread, not on
+// a reader thread).
+std::unique_ptr<CropClassifier> make_crop_classifier(const CropClassifierOptions& options, const DeviceChoice& device,
+                                                     std::span<const ExecutionPlan> plans, const TileSource& source);
+
 }  // namespace mgpr::runtime

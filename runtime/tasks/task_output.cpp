@@ -170,4 +170,21 @@ std::string encode_results(const TileResults& results) {
 
 void decode_results(const std::string& text, TileResults& into) { parse_result_lines(text, into); }
 
+void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
+                       const std::string& origin) {
+  if (class_names.empty() || task == Task::kDetect || !one_tile_output.isTensor()) return;
+  const auto& output = one_tile_output.toTensor();
+  if (output.dim() < 2) return;
+  const auto classes = output.size(1);
+  const auto names = static_cast<std::int64_t>(class_names.size());
+  // One logit (segment): class 1 where it is above 0, so "background" may be named or not.
+  const bool fits = names == classes || (task == Task::kSegment && classes == 1 && names <= 2);
+  if (fits) return;
+  throw UsageError(
+      fmt::format("{} names {} classes ({}) but the model's output has {} {} per {}; give one name per class, label 0 "
+                  "first, or leave class_names empty",
+                  origin, names, fmt::join(class_names, ", "), classes, task == Task::kSegment ? "channels" : "logits",
+                  task == Task::kSegment ? "pixel" : "tile"));
+}
+
 }  // namespace mgpr::runtime

@@ -36,7 +36,7 @@ struct RasterRow {
 };
 
 // Where a rank's results go as each batch finishes, once journaled: towards rank 0's
-// writer (app/output_stream.hpp), so that no rank keeps the run's results.
+// writer (stream/output_stream.hpp), so that no rank keeps the run's results.
 class ResultSink {
  public:
   virtual ~ResultSink() = default;
@@ -191,5 +191,11 @@ std::filesystem::path run_file(const OutputPlan& plan, std::string_view what, st
 // Results travel between ranks as journal lines.
 std::string encode_results(const TileResults& results);
 void decode_results(const std::string& text, TileResults& into);
+
+// The model's output for one tile against the class names: as many names as classify's
+// logits or segment's channels (one channel: one or two names). Throws UsageError naming
+// `origin`; detection labels are only known per box and are not checked here.
+void check_class_names(Task task, const torch::IValue& one_tile_output, const std::vector<std::string>& class_names,
+                       const std::string& origin);
 
 }  // namespace mgpr::runtime

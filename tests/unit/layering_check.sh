@@ -17,7 +17,8 @@ declare -A allowed=(
   [distributed]="geometry gdal source resume"
   [pipeline]="geometry gdal source model"
   [tasks]="geometry gdal source resume writers model pipeline"
-  [app]="geometry gdal source resume writers model pipeline distributed tasks"
+  [stream]="geometry gdal source resume writers model pipeline distributed tasks"
+  [app]="geometry gdal source resume writers model pipeline distributed tasks stream"
 )
 # Only the stage that makes the run plan reads the configuration.
 configuration_readers=" app "

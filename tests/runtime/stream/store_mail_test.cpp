@@ -1,7 +1,7 @@
-// Messages from the ranks to rank 0 through the run's store, while tiles run: each
+// Messages from the ranks to a writer through the run's store, while tiles run: each
 // rank's arrive in its order, whole, are removed from the store once taken, and a
-// sender waits rather than fill the store when rank 0 reads slower than it sends.
-#include "distributed/store_mail.hpp"
+// sender waits rather than fill the store when the writer reads slower than it sends.
+#include "stream/store_mail.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,10 @@
 
 namespace {
 
+using mgpr::StoreKey;
 using mgpr::runtime::Communicator;
-using mgpr::runtime::MailToRank0;
-using mgpr::runtime::Rank0Mailbox;
+using mgpr::runtime::MailToWriter;
+using mgpr::runtime::WriterMailbox;
 
 // The store of one run, shared by ranks that are threads of this test.
 struct SharedStore {
@@ -64,9 +65,9 @@ TEST(StoreMail, EachRanksMessagesArriveInOrderAndLeaveTheStore) {
   StoreRank rank0(store, 0, 3);
   StoreRank rank1(store, 1, 3);
   StoreRank rank2(store, 2, 3);
-  MailToRank0 from1(rank1, "t", 100);
-  MailToRank0 from2(rank2, "t", 100);
-  Rank0Mailbox box(rank0, "t");
+  MailToWriter from1(rank1, StoreKey::kResultMail, 0, 100);
+  MailToWriter from2(rank2, StoreKey::kResultMail, 0, 100);
+  WriterMailbox box(rank0, StoreKey::kResultMail, 0);
   EXPECT_TRUE(box.receive().empty());
   from1.send("a1");
   from2.send("b1");
@@ -83,9 +84,29 @@ TEST(StoreMail, EachRanksMessagesArriveInOrderAndLeaveTheStore) {
   EXPECT_EQ(box.receive(), std::vector<std::string>{"b2"});
 }
 
+// A writer on another rank than 0, beside rank 0's: each receives only its own mail,
+// from every rank but itself, and the two never see each other's messages.
+TEST(StoreMail, EachWriterReceivesOnlyItsOwnMailFromEveryOtherRank) {
+  SharedStore store;
+  StoreRank rank0(store, 0, 3);
+  StoreRank rank1(store, 1, 3);
+  StoreRank rank2(store, 2, 3);
+  MailToWriter to1_from0(rank0, StoreKey::kResultMail, 1, 10);
+  MailToWriter to1_from2(rank2, StoreKey::kResultMail, 1, 10);
+  MailToWriter to0_from2(rank2, StoreKey::kResultMail, 0, 10);
+  WriterMailbox writer1(rank1, StoreKey::kResultMail, 1);
+  WriterMailbox writer0(rank0, StoreKey::kResultMail, 0);
+  to1_from0.send("0 to 1");
+  to1_from2.send("2 to 1");
+  to0_from2.send("2 to 0");
+  EXPECT_EQ(writer1.receive(), (std::vector<std::string>{"0 to 1", "2 to 1"}));
+  EXPECT_EQ(writer0.receive(), std::vector<std::string>{"2 to 0"});
+  EXPECT_TRUE(store.values.empty());
+}
+
 // Rank 0 reads nothing for a while: the sender stops at `max_unread` messages on the
 // store, then goes on as rank 0 takes them; none is lost or reordered.
-TEST(StoreMail, ASenderWaitsWhileRank0HasTooManyUnread) {
+TEST(StoreMail, ASenderWaitsWhileTheWriterHasTooManyUnread) {
   SharedStore store;
   StoreRank rank0(store, 0, 2);
   StoreRank rank1(store, 1, 2);
@@ -93,7 +114,7 @@ TEST(StoreMail, ASenderWaitsWhileRank0HasTooManyUnread) {
   constexpr std::int64_t kMaxUnread = 4;
   std::atomic<int> sent{0};
   std::thread sender([&] {
-    MailToRank0 mail(rank1, "t", kMaxUnread);
+    MailToWriter mail(rank1, StoreKey::kResultMail, 0, kMaxUnread);
     for (int i = 0; i < kMessages; ++i) {
       mail.send(std::to_string(i));
       ++sent;
@@ -105,7 +126,7 @@ TEST(StoreMail, ASenderWaitsWhileRank0HasTooManyUnread) {
     const std::lock_guard lock(store.mutex);
     EXPECT_EQ(store.values.size(), static_cast<std::size_t>(kMaxUnread));
   }
-  Rank0Mailbox box(rank0, "t");
+  WriterMailbox box(rank0, StoreKey::kResultMail, 0);
   std::vector<std::string> received;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (received.size() < kMessages && std::chrono::steady_clock::now() < deadline) {

@@ -1,7 +1,7 @@
 #pragma once
 // How the tile loop ended, as every rank agrees once each has learnt every raster that
 // failed and how many tiles every rank finished. The results themselves
-// went to rank 0 while the tiles ran (output_stream.hpp).
+// went to their writer while the tiles ran (stream/output_stream.hpp).
 #include <cstdint>
 #include <map>
 #include <span>

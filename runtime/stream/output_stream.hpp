@@ -1,7 +1,8 @@
 #pragma once
 // The run's outputs written while its tiles still run. Every rank hands each batch's
-// results, once journaled, to a ResultSink: rank 0 to its OutputStream, the others to a
-// ResultMail that carries them to it through the run's store. The OutputStream holds
+// results, once journaled, to a ResultSink: the writer's rank (rank 0, writer_layout.hpp)
+// to its OutputStream, the others to a ResultMail that carries them to it through the
+// run's store (store_mail.hpp), paced by what it wrote (writer_pace.hpp). The OutputStream holds
 // the results not yet written and writes each row of a raster's tiles as soon as it is
 // final (every one of its tiles done) and every row before it was written, rasters in
 // order, on a thread of its own: the tile loop goes on meanwhile, the files are the same
@@ -18,48 +19,38 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/store_mail.hpp"
+#include "stream/store_mail.hpp"
+#include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
 
 namespace mgpr::runtime {
 
-// The store's counter of the run's tiles (in id order, earlier runs' included) whose
-// rows rank 0 has written: the tile loop starts no tile more than kUnwrittenTiles (or
-// more, tile_loop.cpp) beyond it, so the results waiting for rank 0's writer stay
-// bounded however slow it is. The writing left after the last tile is at most that
-// many tiles': 256 tiles of 256 boxes are about 1 s of the writer measured
-// (docs/benchmarks.md); 512 left 2.2 s, and the job took no less time.
-inline constexpr const char* kTilesWrittenKey = "mgpr/tiles-written";
-inline constexpr std::int64_t kUnwrittenTiles = 256;
-// Added to that count when rank 0's writer fails: no tile of any run is that far ahead.
-inline constexpr std::int64_t kReleasedCount = std::int64_t{1} << 50;
-
-// On the ranks other than 0.
+// On the ranks other than the writer's.
 class ResultMail final : public ResultSink {
  public:
-  explicit ResultMail(Communicator& communicator);
+  ResultMail(Communicator& communicator, int writer);
   void take(TileResults batch) override;
   void raster_failed(int image, const std::string& reason) override;
 
  private:
-  MailToRank0 mail_;
+  MailToWriter mail_;
   std::mutex failures_mutex_;  // reader threads may fail rasters at once
-  MailToRank0 failures_;
+  MailToWriter failures_;
 };
 
-// On rank 0.
+// On the writer's rank.
 class OutputStream final : public ResultSink {
  public:
   // `earlier`: the results of earlier runs (resume), written as their rasters become final.
-  OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator);
+  OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer);
   // Stops the writing thread; the run's files not finished are not made.
   ~OutputStream() override;
   OutputStream(const OutputStream&) = delete;
   OutputStream& operator=(const OutputStream&) = delete;
 
-  // Rank 0's own results.
+  // The writer's rank's own results.
   void take(TileResults batch) override;
-  // A raster rank 0 could not read (the other ranks' come by mail): what is held of it is
+  // A raster the writer's rank could not read (the other ranks' come by mail): what is held of it is
   // dropped, what comes later too, and the rows after it no longer wait for it.
   void raster_failed(int image, const std::string& reason) override;
 
@@ -94,8 +85,9 @@ class OutputStream final : public ResultSink {
 
   TaskOutput& output_;
   Communicator& communicator_;
-  Rank0Mailbox mailbox_;
-  Rank0Mailbox failure_mailbox_;
+  int writer_;
+  WriterMailbox mailbox_;
+  WriterMailbox failure_mailbox_;
   std::vector<std::vector<Row>> rows_;    // per image, in order
   std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up
   TileResults held_;                      // the results not yet written

@@ -1,4 +1,4 @@
-#include "app/output_stream.hpp"
+#include "stream/output_stream.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,16 +7,16 @@
 #include <string>
 #include <utility>
 
+#include "mgpr/store_keys.hpp"
 #include "mgpr/text.hpp"
+#include "stream/writer_pace.hpp"
 
 namespace mgpr::runtime {
 namespace {
 
-// The store's topic of the results on their way to rank 0.
-constexpr const char* kResultTopic = "mgpr/results";
-// The store's topic of the rasters the other ranks could not read, each message the
-// raster's number (its reason reaches rank 0 with the run's outcome, run_outcome.hpp).
-constexpr const char* kFailureTopic = "mgpr/raster-failures";
+// The store's topics: the results on their way to the writer (kResultMail), and the
+// rasters the other ranks could not read (kFailureMail), each message the raster's
+// number (its reason reaches rank 0 with the run's outcome, distributed/run_outcome.hpp).
 // Batches a rank may have on the store unread before it waits for rank 0's writer: a
 // writer slower than the ranks slows them rather than growing rank 0's memory.
 constexpr std::int64_t kUnreadBatches = 64;
@@ -31,8 +31,9 @@ int decode_failed_raster(const std::string& message) {
 
 }  // namespace
 
-ResultMail::ResultMail(Communicator& communicator)
-    : mail_(communicator, kResultTopic, kUnreadBatches), failures_(communicator, kFailureTopic, kUnreadBatches) {}
+ResultMail::ResultMail(Communicator& communicator, int writer)
+    : mail_(communicator, StoreKey::kResultMail, writer, kUnreadBatches),
+      failures_(communicator, StoreKey::kFailureMail, writer, kUnreadBatches) {}
 
 void ResultMail::take(TileResults batch) { mail_.send(encode_results(batch)); }
 
@@ -41,11 +42,12 @@ void ResultMail::raster_failed(int image, const std::string& /*reason*/) {
   failures_.send(std::to_string(image));
 }
 
-OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator)
+OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer)
     : output_(output),
       communicator_(communicator),
-      mailbox_(communicator, kResultTopic),
-      failure_mailbox_(communicator, kFailureTopic) {
+      writer_(writer),
+      mailbox_(communicator, StoreKey::kResultMail, writer),
+      failure_mailbox_(communicator, StoreKey::kFailureMail, writer) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -129,7 +131,7 @@ void OutputStream::run() {
 
 void OutputStream::release_ranks() {
   try {
-    communicator_.add(kTilesWrittenKey, kReleasedCount);
+    release_ranks_of(communicator_, writer_);
   } catch (const std::exception&) {
     // The store itself is gone: the ranks learn it from their own calls.
   }
@@ -195,7 +197,7 @@ void OutputStream::write_next_row() {
   const auto [first, last] = results_of_row(held_, where.image, where.row);
   results_of_[next_image_] += output_.write_row(where, first, last, written_);
   held_.erase(first, last);
-  communicator_.add(kTilesWrittenKey, row.tiles);
+  count_written(communicator_, writer_, row.tiles);
   if (++next_row_ == rows.size()) {
     ++next_image_;
     next_row_ = 0;
@@ -212,7 +214,7 @@ void OutputStream::abandon_next_raster() {
   for (auto row = rows.begin() + static_cast<std::ptrdiff_t>(next_row_); row != rows.end(); ++row) {
     unwritten += row->tiles;
   }
-  communicator_.add(kTilesWrittenKey, unwritten);
+  count_written(communicator_, writer_, unwritten);
   ++next_image_;
   next_row_ = 0;
 }

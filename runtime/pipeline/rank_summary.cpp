@@ -1,4 +1,4 @@
-#include "app/rank_summary.hpp"
+#include "pipeline/rank_summary.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "app/run_outcome.hpp"
+#include "distributed/run_outcome.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,8 @@
 // before) was written, before the loop ends; results of earlier runs count; a raster that
 // failed is left out with its reason, and holds nothing back once the stream hears of it;
 // a failure of the writing reaches the rank when it drains the stream.
-#include "app/output_stream.hpp"
+#include "stream/output_stream.hpp"
+#include "stream/writer_pace.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -101,7 +102,7 @@ void expect_nothing_yet(RecordingOutput& output) {
 TEST(OutputStream, ARowIsWrittenOnceFinalAndAfterTheRowsBeforeIt) {
   RecordingOutput output(3);
   const auto communicator = mgpr::runtime::make_local_communicator();
-  OutputStream stream(output, {}, *communicator);
+  OutputStream stream(output, {}, *communicator, 0);
   // Raster 1 whole and raster 0's second row: nothing, raster 0's first row is unfinished.
   for (int row = 0; row < 2; ++row) {
     stream.take(one(1, row, 0, "b"));
@@ -143,7 +144,7 @@ TEST(OutputStream, EarlierRunsResultsCount) {
   RecordingOutput output(1);
   const auto communicator = mgpr::runtime::make_local_communicator();
   TileResults earlier{{TileId{0, 0, 0}, "a"}, {TileId{0, 0, 1}, "A"}, {TileId{0, 1, 0}, "b"}};
-  OutputStream stream(output, std::move(earlier), *communicator);
+  OutputStream stream(output, std::move(earlier), *communicator, 0);
   EXPECT_THAT(output.written(1), ElementsAre(Written{0, 0, false, "aA"}));
   stream.take(one(0, 1, 1, "B"));
   stream.drain();
@@ -157,7 +158,7 @@ TEST(OutputStream, EarlierRunsResultsCount) {
 TEST(OutputStream, ARasterFailedWhileTheTilesRunHoldsNothingBack) {
   RecordingOutput output(3);
   const auto communicator = mgpr::runtime::make_local_communicator();
-  OutputStream stream(output, {}, *communicator);
+  OutputStream stream(output, {}, *communicator, 0);
   stream.take(one(0, 0, 0, "a"));
   for (int image = 1; image < 3; ++image) {
     for (int row = 0; row < 2; ++row) {
@@ -172,7 +173,7 @@ TEST(OutputStream, ARasterFailedWhileTheTilesRunHoldsNothingBack) {
   EXPECT_THAT(output.abandoned, ElementsAre(0));
   stream.take(one(0, 0, 1, "A"));  // a tile another rank read before it heard
   stream.drain();
-  EXPECT_EQ(communicator->add(mgpr::runtime::kTilesWrittenKey, 0), 12);  // counted when raster 0 was passed over
+  EXPECT_EQ(mgpr::runtime::tiles_written(*communicator, 0), 12);  // counted when raster 0 was passed over
   const auto files = stream.finish({{0, "cannot read r0.tif"}});
   EXPECT_THAT(files, ElementsAre("r1.tif.out", "r2.tif.out", "run.out"));
   EXPECT_EQ(output.written(0).size(), 4U);
@@ -188,7 +189,7 @@ TEST(OutputStream, AFailedWriteReachesTheRankAtDrain) {
   RecordingOutput output(2);
   output.fail_at = 0;
   const auto communicator = mgpr::runtime::make_local_communicator();
-  OutputStream stream(output, {}, *communicator);
+  OutputStream stream(output, {}, *communicator, 0);
   for (int image = 0; image < 2; ++image) {
     for (int row = 0; row < 2; ++row) {
       stream.take(one(image, row, 0, "a"));
@@ -203,7 +204,7 @@ TEST(OutputStream, AFailedWriteReachesTheRankAtDrain) {
       std::runtime_error);
   EXPECT_TRUE(output.written(0).empty());
   // The ranks no longer wait for rows that will not be written.
-  EXPECT_GE(communicator->add(mgpr::runtime::kTilesWrittenKey, 0), mgpr::runtime::kReleasedCount);
+  EXPECT_GE(mgpr::runtime::tiles_written(*communicator, 0), mgpr::runtime::kReleasedCount);
 }
 
 }  // namespace
