@@ -7,12 +7,21 @@
 // truncated and at least `containment_threshold` of its own area lies inside a kept box
 // from another tile.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "geometry/tiler.hpp"
 
 namespace mgpr::runtime {
+
+// A class a second model gave a box (classify_model=: the crop classifier's), with that
+// class's probability; label -1 when the box had no pixel to classify.
+struct BoxClass {
+  std::int64_t label = -1;
+  double score = 0;
+  bool operator==(const BoxClass&) const = default;
+};
 
 // A box in image pixel coordinates (GDAL's: x right, y down, corners not centres;
 // x1 < x2, y1 < y2), with the tile it came from.
@@ -25,9 +34,7 @@ struct Box {
   double score = 0;
   std::int64_t label = 0;
   bool truncated = false;
-  // classify_model=: the crop classifier's class of the box (-1: none) and its probability.
-  std::int64_t crop_label = -1;
-  double crop_score = 0;
+  std::optional<BoxClass> classification;  // classify_model='s answer; none without a classifier
   bool operator==(const Box&) const = default;
 };
 

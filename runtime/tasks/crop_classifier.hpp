@@ -47,10 +47,7 @@ struct CropClassifierOptions {
 
 // The classifier's answer for one box: its class (-1 when the box has no pixel in its
 // tile to crop) and that class's softmax probability.
-struct CropClass {
-  std::int64_t label = -1;
-  double score = 0;
-};
+using CropClass = BoxClass;
 
 // Where a crop that reaches past its tile into the raster is read: a reader of the run's
 // source, for the one thread that classifies, and each raster's size in the pixels tiles

@@ -28,7 +28,10 @@ std::string encode(const std::vector<Box>& boxes, bool classified) {
   for (const auto& b : boxes) {
     text += fmt::format("{:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {} {}", b.x1, b.y1, b.x2, b.y2, b.score, b.label,
                         b.truncated ? 1 : 0);
-    if (classified) text += fmt::format(" {} {:.9g}", b.crop_label, b.crop_score);
+    if (classified) {
+      const auto answer = b.classification.value_or(BoxClass{});
+      text += fmt::format(" {} {:.9g}", answer.label, answer.score);
+    }
     text += ';';
   }
   return text;
@@ -45,6 +48,7 @@ void decode(const TileId& tile, const std::string& payload, std::vector<Box>& in
     Box box;
     box.tile = tile;
     int truncated = 0;
+    BoxClass answer;
     const auto next = [&](auto& value) {
       while (at < item_end && *at == ' ') ++at;
       const auto [stop, error] = std::from_chars(at, item_end, value);
@@ -55,13 +59,15 @@ void decode(const TileId& tile, const std::string& payload, std::vector<Box>& in
       while (at < item_end && *at == ' ') ++at;
       return at == item_end;
     };
-    const bool valid = next(box.x1) && next(box.y1) && next(box.x2) && next(box.y2) && next(box.score) &&
-                       next(box.label) && next(truncated) &&
-                       (rest_is_blank() || (next(box.crop_label) && next(box.crop_score))) && std::isfinite(box.x1) &&
+    const bool fields = next(box.x1) && next(box.y1) && next(box.x2) && next(box.y2) && next(box.score) &&
+                        next(box.label) && next(truncated);
+    const bool classified = fields && !rest_is_blank();
+    const bool valid = fields && (!classified || (next(answer.label) && next(answer.score))) && std::isfinite(box.x1) &&
                        std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2) &&
-                       std::isfinite(box.score) && std::isfinite(box.crop_score);
+                       std::isfinite(box.score) && std::isfinite(answer.score);
     if (valid) {
       box.truncated = truncated != 0;
+      if (classified) box.classification = answer;
       into.push_back(box);
     }
     at = item_end + 1;
@@ -88,10 +94,7 @@ class DetectOutput final : public TaskOutput {
       if (!input.samples.defined()) throw std::logic_error("a crop classifier without the batch's pixels");
       const auto classes = classifier_->classify(input, per_tile, tiles);
       for (std::size_t i = 0; i < per_tile.size(); ++i) {
-        for (std::size_t k = 0; k < per_tile[i].size(); ++k) {
-          per_tile[i][k].crop_label = classes[i][k].label;
-          per_tile[i][k].crop_score = classes[i][k].score;
-        }
+        for (std::size_t k = 0; k < per_tile[i].size(); ++k) per_tile[i][k].classification = classes[i][k];
       }
     }
     std::vector<std::string> encoded;
@@ -207,9 +210,10 @@ class DetectOutput final : public TaskOutput {
                                      std::int64_t{b.tile.column}};
       if (named()) values.insert(values.begin() + 2, class_name(plan_.options.class_names, b.label));
       if (classifier_) {
-        values.emplace_back(b.crop_label);
-        if (crop_named()) values.emplace_back(class_name(classifier_->class_names(), b.crop_label));
-        values.emplace_back(b.crop_score);
+        const auto answer = b.classification.value_or(BoxClass{});
+        values.emplace_back(answer.label);
+        if (crop_named()) values.emplace_back(class_name(classifier_->class_names(), answer.label));
+        values.emplace_back(answer.score);
       }
       out.push_back({transform.footprint(b.x1, b.y1, b.x2, b.y2), std::move(values)});
     }
