@@ -7,7 +7,7 @@ namespace mgpr {
 
 const StoreKeyRow& store_key_row(StoreKey key) {
   const auto row =
-      std::find_if(kStoreKeys.begin(), kStoreKeys.end(), [key](const auto& row) { return row.key == key; });
+      std::find_if(kStoreKeys.begin(), kStoreKeys.end(), [key](const auto& candidate) { return candidate.key == key; });
   if (row == kStoreKeys.end()) throw std::logic_error("a store key without its row in the table");
   return *row;
 }

@@ -34,7 +34,7 @@ struct Box {
   double score = 0;
   std::int64_t label = 0;
   bool truncated = false;
-  std::optional<BoxClass> classification;  // classify_model='s answer; none without a classifier
+  std::optional<BoxClass> classification{};  // classify_model='s answer; none without a classifier
   bool operator==(const Box&) const = default;
 };
 

@@ -107,6 +107,17 @@ def forward(self, x: Tensor):
     return self.inner.forward(x)
 )";
 
+// The size follows the batch, so freezing cannot fold the tensor into a constant, and
+// the check reads its last element, so it is neither dead code nor left untouched:
+// torch.ones writes every page, which is what a memory cgroup counts.
+constexpr const char* kHungryForward = R"(
+def forward(self, x: Tensor):
+    elements = x.size(0) * self.mib * 262144
+    held = torch.ones([elements], device=x.device)
+    assert bool(held[elements - 1] == 1.0), "hungry: the memory held went wrong"
+    return self.inner.forward(x)
+)";
+
 torch::jit::Module scripted(const std::string& name) {
   torch::jit::Module module(name);
   module.register_attribute("training", c10::BoolType::get(), false);
@@ -206,6 +217,15 @@ torch::jit::Module slow(const torch::jit::Module& inner, int matmul_rounds) {
   module.register_module("inner", inner);
   module.register_attribute("rounds", c10::IntType::get(), static_cast<std::int64_t>(matmul_rounds));
   module.define(kSlowForward);
+  return module;
+}
+
+torch::jit::Module hungry(const torch::jit::Module& inner, int mib_per_tile) {
+  if (mib_per_tile < 1) throw std::invalid_argument("hungry: mib_per_tile must be at least 1");
+  auto module = scripted("HungryWrapper");
+  module.register_module("inner", inner);
+  module.register_attribute("mib", c10::IntType::get(), static_cast<std::int64_t>(mib_per_tile));
+  module.define(kHungryForward);
   return module;
 }
 

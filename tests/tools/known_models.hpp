@@ -51,4 +51,10 @@ torch::jit::Module last_band_classifier(double threshold, int input_size);
 // a check that never fails, so no optimisation pass can drop them as dead code.
 torch::jit::Module slow(const torch::jit::Module& inner, int matmul_rounds);
 
+// Returns inner's output unchanged after filling `mib_per_tile` MiB per tile of the batch
+// (float32 ones, every page written), as a model whose activations outgrow the memory a
+// job asked for: the kernel or the job's memory cgroup kills the rank, not mgpr's check
+// of the tiles in flight, which cannot know a model's own needs.
+torch::jit::Module hungry(const torch::jit::Module& inner, int mib_per_tile);
+
 }  // namespace mgpr::test

@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
   app.add_option("--card", card, "a model card (JSON text) saved inside the file as mgpr.json");
   app.add_option("--slow", slow_rounds, "256x256 matrix products before each forward, to make runs last (default 0)")
       ->check(CLI::Range(0, 1 << 30));
+  int hungry_mib = 0;
+  app.add_option("--hungry", hungry_mib,
+                 "MiB filled per tile before each forward, to outgrow a memory limit (default 0)")
+      ->check(CLI::Range(0, 1 << 20));
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
   if (!std::isfinite(threshold)) {
     fmt::print(stderr, "mgpr-test-model: error: --threshold must be a finite number\n");
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
                : kind == "grid-boxes"  ? mgpr::test::grid_boxes_detector(grid)
                                        : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
   if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
+  if (hungry_mib > 0) model = mgpr::test::hungry(model, hungry_mib);
   // Renamed when complete, so a test polling for the file never loads half of it.
   const std::string partial = output + ".partial";
   try {
@@ -73,8 +78,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mgpr-test-model: error: cannot rename '{}' to '{}'\n", partial, output);
     return mgpr::kExitUsage;
   }
-  fmt::print("mgpr-test-model: wrote {} ({}{}{})\n", output, kind,
+  fmt::print("mgpr-test-model: wrote {} ({}{}{}{})\n", output, kind,
              slow_rounds > 0 ? fmt::format(", {} matmul rounds per forward", slow_rounds) : "",
+             hungry_mib > 0 ? fmt::format(", {} MiB filled per tile", hungry_mib) : "",
              card.empty() ? "" : ", with a model card");
   return 0;
 }

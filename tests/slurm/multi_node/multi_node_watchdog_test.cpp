@@ -1,9 +1,14 @@
 // The plugin's watchdog across hosts: a rank on the second host that never arrives, or
 // stalls after rendezvous, ends the whole step on both hosts within the timeout and a
-// few seconds; the diagnosis names the rank and its host; nothing is left running.
+// few seconds; the diagnosis names the rank and its host; nothing is left running. A
+// rank over the job's memory is named as such, and an mgpr job is then not requeued.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
+
+#include "job_state.hpp"
+#include "mgpr/log_layout.hpp"
 
 #include "slurm/multi_node/multi_node_support.hpp"
 
@@ -89,6 +94,42 @@ TEST(MultiNode, ARankOverTheJobsMemoryLimitIsReportedAsOutOfMemory) {
   EXPECT_TRUE(contains(diagnoses, "on node2 was killed for memory")) << diagnoses;
   EXPECT_TRUE(contains(diagnoses, "ask for more memory (--mem)")) << diagnoses;
   EXPECT_TRUE(contains(read_file(logs / "endings.log"), " out-of-memory 1 node2")) << read_file(logs / "endings.log");
+  EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
+}
+
+// mgpr itself, with a model whose forward pass outgrows the job's memory (--mem): mgpr's
+// check of the tiles in flight passes (it cannot know a model's own needs), the job's
+// memory cgroup kills the ranks, and the job says so and is not requeued, since the
+// same settings would be killed again.
+TEST(MultiNode, AnMgprModelThatOutgrowsTheJobsMemoryIsReportedAsOutOfMemoryAndNotRequeued) {
+  if (std::string(MGPR_TEST_MODEL).empty()) GTEST_SKIP() << "mgpr-test-model is not built (no LibTorch)";
+  const auto dir = scratch("mgpr-out-of-memory");
+  const auto logs = dir / "logs";
+  const auto model = dir / "hungry.pt";
+  // 3 GiB filled for every tile, against 1.5 GiB for the whole job on each node.
+  const auto made = mgpr::run_command({MGPR_TEST_MODEL, "tile-mean", model.string(), "--hungry", "3072"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto started = std::chrono::steady_clock::now();
+  const auto run =
+      mgpr::run_command({MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:1", "--mem", "1536M", "--wait", "--log-dir",
+                         logs.string(), "use_fake_data=true", "dummy_dataset_count=8", "tile_size=64", "batch_size=1",
+                         "task=classify", "model=" + model.string(), "output_dir=" + (dir / "out").string()});
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 60.0);
+  const auto job_id = job_id_of(run);
+  const mgpr::JobLogLayout layout{logs, job_id};
+  const auto stderr_text = read_file(layout.stderr_log());
+  EXPECT_TRUE(contains(read_file(layout.diagnoses()), "was killed for memory")) << read_file(layout.diagnoses());
+  EXPECT_TRUE(contains(read_file(layout.step_endings()), " out-of-memory ")) << read_file(layout.step_endings());
+  EXPECT_TRUE(contains(stderr_text, "mgpr: not requeueing job " + job_id + ":")) << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "ask for more memory (--mem)")) << stderr_text;
+  const auto state = mgpr::launcher::query_job_state(job_id);
+  ASSERT_TRUE(state);
+  EXPECT_TRUE(state->finished()) << state->state;
+  EXPECT_NE(state->state, "COMPLETED");
+  EXPECT_EQ(state->restarts, 0);
+  const auto report = mgpr::run_command({MGPR_LOGS, "--log-dir", logs.string(), job_id});
+  EXPECT_TRUE(contains(report.out, "was killed for memory")) << report.out;
   EXPECT_EQ(strays_after_a_while(), std::vector<std::string>{});
 }
 
