@@ -1,0 +1,2 @@
+// The unit that builds the precompiled LibTorch headers (cmake/MgprTorchPch.cmake); it
+// holds nothing of its own.
