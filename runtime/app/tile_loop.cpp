@@ -2,12 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <memory>
 #include <optional>
-#include <thread>
 
 #include "distributed/heartbeat.hpp"
 #include "distributed/sharding.hpp"
