@@ -11,14 +11,10 @@
 namespace mgpr::spank {
 namespace {
 
-// A value as messages quote it: whole when short, else its start, so a 100 KB argument
-// does not become a 100 KB error line.
-std::string quoted(std::string_view text) { return quote_short(text); }
-
 int parse_int(std::string_view text, std::string_view where, int min, int max) {
   const auto value = parse_number<int>(text, min, max);
   if (!value) {
-    throw UsageError(fmt::format("{}: {} is not a whole number from {} to {}", where, quoted(text), min, max));
+    throw UsageError(fmt::format("{}: {} is not a whole number from {} to {}", where, quote_short(text), min, max));
   }
   return *value;
 }
@@ -26,7 +22,7 @@ int parse_int(std::string_view text, std::string_view where, int min, int max) {
 bool parse_bool(std::string_view text, std::string_view where) {
   if (text == "1" || text == "true" || text == "yes") return true;
   if (text == "0" || text == "false" || text == "no") return false;
-  throw UsageError(fmt::format("{}: {} is not 0 or 1", where, quoted(text)));
+  throw UsageError(fmt::format("{}: {} is not 0 or 1", where, quote_short(text)));
 }
 
 }  // namespace
@@ -42,7 +38,7 @@ Bind parse_bind(std::string_view text, std::string_view where) {
   throw UsageError(
       fmt::format("{}: {} is not gpu or none (gpu: one GPU per rank; none: leave devices "
                   "alone, for CPU runs)",
-                  where, quoted(text)));
+                  where, quote_short(text)));
 }
 
 int parse_seconds(std::string_view text, std::string_view where) { return parse_int(text, where, 0, 7 * 24 * 3600); }
@@ -54,7 +50,7 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
   std::vector<std::string_view> seen;
   for (const auto& arg : args) {
     const auto equals = arg.find('=');
-    const std::string where = fmt::format("plugstack.conf argument {}", quoted(arg));
+    const std::string where = fmt::format("plugstack.conf argument {}", quote_short(arg));
     if (equals == std::string::npos) {
       throw UsageError(fmt::format("{}: expected key=value", where));
     }
@@ -62,7 +58,7 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
     const std::string_view value = std::string_view(arg).substr(equals + 1);
     // The same key twice is a site's edit gone wrong: which one wins is not obvious.
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      throw UsageError(fmt::format("{}: {} is given twice; keep one", where, quoted(key)));
+      throw UsageError(fmt::format("{}: {} is given twice; keep one", where, quote_short(key)));
     }
     seen.push_back(key);
     if (key == "timeout") {
@@ -86,7 +82,7 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
       throw UsageError(
           fmt::format("{}: unknown key {}; known keys: timeout, stall, bind, port_min, port_max, "
                       "log_dir, strict",
-                      where, quoted(key)));
+                      where, quote_short(key)));
     }
   }
   if (out.port_min > out.port_max) {

@@ -25,7 +25,7 @@ constexpr auto kBeatInterval = std::chrono::seconds(1);
 // A beat that has not moved for this long has stopped: three beats missed.
 constexpr auto kStoppedAfter = 3 * kBeatInterval;
 // The longest sleep between two looks at a collective's arrival count.
-constexpr auto kLongestPoll = std::chrono::milliseconds(20);
+constexpr auto kLongestArrivalPoll = std::chrono::milliseconds(20);
 // How long a watch waits on the lines at a time: also how soon it sees stop().
 constexpr auto kLinePoll = std::chrono::milliseconds(200);
 // How long a rank may take to connect its line; a line not made leaves the beats alone.
@@ -235,7 +235,7 @@ void PeerWatch::wait_for_peers() {
     std::vector<Clock::time_point> last_beat(static_cast<std::size_t>(world_size_), Clock::now());
     auto next_look = Clock::now();
     for (auto poll = std::chrono::milliseconds(1); store_.add(key, 0) < world_size_;
-         poll = std::min(poll * 2, kLongestPoll)) {
+         poll = std::min(poll * 2, kLongestArrivalPoll)) {
       std::this_thread::sleep_for(poll);
       check();
       if (Clock::now() < next_look) continue;
@@ -258,7 +258,7 @@ void PeerWatch::wait_for_peers() {
     throw;
   } catch (const std::exception& error) {
     // Rank 0 ended: its line or the beat says so within moments, and names it better.
-    for (int look = 0; look < 50 && !lost_known_; ++look) std::this_thread::sleep_for(kLongestPoll);
+    for (int look = 0; look < 50 && !lost_known_; ++look) std::this_thread::sleep_for(kLongestArrivalPoll);
     check();
     throw IoError(
         store_silent_message(rank_, hosts_.empty() ? "its host" : hosts_.front(), peer_timeout_, error.what()));

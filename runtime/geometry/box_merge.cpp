@@ -141,11 +141,11 @@ class KeptGrid {
   std::vector<std::vector<Box>> cells_;
 };
 
+}  // namespace
+
 bool finite(const Box& box) {
   return std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2);
 }
-
-}  // namespace
 
 std::vector<Box> merge_boxes(std::span<const Box> boxes, const MergeOptions& options) {
   std::vector<Box> ranked(boxes.begin(), boxes.end());

@@ -47,6 +47,8 @@ struct MergeOptions {
 double area(const Box& box);
 double intersection_area(const Box& a, const Box& b);
 double iou(const Box& a, const Box& b);
+// Whether all four corners are finite numbers (a model can answer NaN or infinity).
+bool finite(const Box& box);
 
 // Moves `box` from tile pixels to image pixels, clips it to the tile's window (padding
 // of small images is cut away) and to the image, and sets `truncated` when it lies

@@ -8,10 +8,6 @@
 namespace mgpr::runtime {
 namespace {
 
-bool finite(const Box& box) {
-  return std::isfinite(box.x1) && std::isfinite(box.y1) && std::isfinite(box.x2) && std::isfinite(box.y2);
-}
-
 // Groups of boxes linked by overlaps of positive area, whatever their labels (a coarser
 // grouping than the merge needs, so still exact): union-find over the pairs a uniform
 // grid of cells about a box's size proposes.

@@ -14,7 +14,8 @@
 #include <vector>
 
 namespace mgpr::runtime {
-namespace {
+// Named, not anonymous: the device's State (a type of the header's) holds two of them.
+namespace simulated_device {
 
 // Runs its work in the order queued, one item at a time, on a thread of its own: what a
 // CUDA stream is to the host.
@@ -56,6 +57,10 @@ class InOrderEngine {
   std::deque<std::function<void()>> work_;
   std::jthread thread_;  // last: stops before the queue goes away
 };
+
+}  // namespace simulated_device
+
+namespace {
 
 // A cheap fingerprint of a slot's input: enough values spread over it that a tile written
 // into the slot changes it.
@@ -179,8 +184,8 @@ struct SimulatedDevice::State {
   bool closing = false;      // set when the device goes away: work waiting for a copy gives up
   SimulatedDeviceChecks checks;
   // Last: their threads stop, and finish the item they run, before the slots go away.
-  InOrderEngine compute_engine;
-  InOrderEngine copy_engine;
+  simulated_device::InOrderEngine compute_engine;
+  simulated_device::InOrderEngine copy_engine;
 };
 
 SimulatedDevice::SimulatedDevice(const SimulatedDeviceOptions& options) : state_(std::make_unique<State>(options)) {}

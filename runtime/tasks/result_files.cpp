@@ -12,8 +12,6 @@
 namespace mgpr::runtime {
 namespace {
 
-using Shown = VectorField::Shown;
-
 // Rasters share a layer when their CRSs have one EPSG code, else when their WKT is the same.
 std::string crs_key(const std::string& wkt) {
   if (const auto code = epsg_code(wkt)) return fmt::format("EPSG:{}", *code);
@@ -91,9 +89,10 @@ void ResultFiles::open_run_files() {
 
 bool ResultFiles::run_layout() const { return plan_.layout == OutputLayout::kRun && !plan_.rasters.empty(); }
 
-bool ResultFiles::in_table(const VectorField& field) { return field.shown != Shown::kLayer; }
+bool ResultFiles::in_table(const VectorField& field) { return field.shown != VectorField::Shown::kLayer; }
 
 bool ResultFiles::in_layer(const VectorField& field) const {
+  using Shown = VectorField::Shown;
   // A format that replaces the table shows every field, so nothing of it is lost.
   return vector_format(plan_.options.format).replaces_table || field.shown == Shown::kEverywhere ||
          field.shown == Shown::kLayer || (run_layout() && field.shown == Shown::kTableAndRunLayer);
