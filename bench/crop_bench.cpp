@@ -1,5 +1,5 @@
 // Crops classified a second by task=detect's crop classifier (classify_model=,
-// runtime/tasks/crop_classifier.hpp) on the batches the detect task hands it: TILES tiles
+// runtime/crops/crop_classifier.hpp) on the batches the detect task hands it: TILES tiles
 // of raw 8-bit samples in pinned host memory, BOXES boxes in each, every box cut,
 // resized to the classifier's input on the device and classified. Against the
 // classifier alone on crops already on the device at its input size, in batches of the
@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "crops/crop_classifier.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "model/backend_info.hpp"
 #include "model/device_memory.hpp"
 #include "model/execution_policy.hpp"
 #include "model/model.hpp"
-#include "tasks/crop_classifier.hpp"
 
 namespace {
 

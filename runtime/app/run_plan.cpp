@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "crops/crop_classifier_card.hpp"
 #include "distributed/rank0_value.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/input_list.hpp"
@@ -22,7 +23,6 @@
 #include "resume/journal_record.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/fake_source.hpp"
-#include "tasks/crop_classifier_card.hpp"
 
 namespace mgpr::runtime {
 namespace {

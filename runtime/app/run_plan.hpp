@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "crops/crop_classifier.hpp"
 #include "distributed/communicator.hpp"
 #include "mgpr/config.hpp"
 #include "mgpr/env_names.hpp"
@@ -22,7 +23,6 @@
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
-#include "tasks/crop_classifier.hpp"
 #include "tasks/task_output.hpp"
 
 namespace mgpr::runtime {

@@ -8,10 +8,10 @@
 #include <optional>
 #include <span>
 
+#include "crops/crop_classifier.hpp"
 #include "geometry/box_merge.hpp"
 #include "geometry/georef.hpp"
 #include "geometry/row_merge.hpp"
-#include "tasks/crop_classifier.hpp"
 #include "tasks/detection_parse.hpp"
 #include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"

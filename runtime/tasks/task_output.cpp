@@ -8,9 +8,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "crops/crop_classifier.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
-#include "tasks/crop_classifier.hpp"
 #include "tasks/task_factories.hpp"
 
 namespace mgpr::runtime {

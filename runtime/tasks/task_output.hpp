@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "crops/crop_classifier.hpp"
 #include "mgpr/run_choices.hpp"
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
-#include "tasks/crop_classifier.hpp"
 
 namespace mgpr::runtime {
 

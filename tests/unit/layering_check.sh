@@ -16,9 +16,10 @@ declare -A allowed=(
   [model]=""
   [distributed]="geometry gdal source resume"
   [pipeline]="geometry gdal source model"
-  [tasks]="geometry gdal source resume writers model pipeline"
-  [stream]="geometry gdal source resume writers model pipeline distributed tasks"
-  [app]="geometry gdal source resume writers model pipeline distributed tasks stream"
+  [crops]="geometry gdal source model pipeline"
+  [tasks]="geometry gdal source resume writers model pipeline crops"
+  [stream]="geometry gdal source resume writers model pipeline distributed crops tasks"
+  [app]="geometry gdal source resume writers model pipeline distributed crops tasks stream"
 )
 # Only the stage that makes the run plan reads the configuration.
 configuration_readers=" app "

@@ -13,9 +13,9 @@
 #include <tuple>
 #include <utility>
 
+#include "crops/crop_classifier.hpp"
 #include "mgpr/exit_codes.hpp"
 #include "mgpr_cli_fixture.hpp"
-#include "tasks/crop_classifier.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tasks/crop_classifier_card.hpp"
+#include "crops/crop_classifier_card.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join, there since fmt 11

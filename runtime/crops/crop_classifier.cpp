@@ -1,4 +1,4 @@
-#include "tasks/crop_classifier.hpp"
+#include "crops/crop_classifier.hpp"
 
 #include <fmt/format.h>
 

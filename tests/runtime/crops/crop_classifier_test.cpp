@@ -7,7 +7,7 @@
 // below). Then the detect task's path on the pipeline, on the CPU and on a GPU: a grid
 // detector's boxes on raw 8-bit fake tiles, each batch's crops cut from its host input
 // while the consumer holds it.
-#include "tasks/crop_classifier.hpp"
+#include "crops/crop_classifier.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>

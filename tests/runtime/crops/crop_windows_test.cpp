@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "crops/crop_classifier.hpp"
 #include "support/temp_dir.hpp"
 #include "support/text_search.hpp"
-#include "tasks/crop_classifier.hpp"
 
 namespace {
 

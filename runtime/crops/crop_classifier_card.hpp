@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tasks/crop_classifier.hpp"
+#include "crops/crop_classifier.hpp"
 
 namespace mgpr::runtime {
 
