@@ -180,7 +180,7 @@ std::string rank_table(const JobReport& job) {
   return out;
 }
 
-std::string to_json_text(const std::vector<JobReport>& jobs) {
+std::string jobs_json_text(const std::vector<JobReport>& jobs) {
   auto documents = nlohmann::json::array();
   for (const auto& job : jobs) {
     auto ranks = nlohmann::json::array();

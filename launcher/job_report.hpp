@@ -39,7 +39,7 @@ std::vector<FailedRaster> failed_rasters(const JobReport& job);
 JobReport load_job_report(const JobLogLayout& layout, bool ask_slurm);
 std::string job_table(const std::vector<JobReport>& jobs);
 std::string rank_table(const JobReport& job);
-std::string to_json_text(const std::vector<JobReport>& jobs);
+std::string jobs_json_text(const std::vector<JobReport>& jobs);
 // NODESxGPUS from the summaries ("2x4"): one rank per GPU, so the busiest host's rank
 // count is the GPUs per node; "-" before any rank has written one.
 std::string geometry(const std::vector<RankSummary>& ranks);

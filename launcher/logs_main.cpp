@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   }
   if (html) return write_html_reports(reports, log_dir, html_file);
   if (json) {
-    fmt::print("{}", mgpr::launcher::to_json_text(reports));
+    fmt::print("{}", mgpr::launcher::jobs_json_text(reports));
   } else if (listing) {
     if (reports.empty()) {
       fmt::print("mgpr-logs: no jobs under '{}' (submit one with mgpr-submit, or pass --log-dir)\n", log_dir);

@@ -83,7 +83,7 @@ void SpankItems::setenv(const std::string& name, const std::string& value) const
   }
 }
 
-std::optional<std::string> first_host(const std::string& node_list) {
+std::optional<std::string> slurm_first_host(const std::string& node_list) {
   const std::unique_ptr<hostlist, HostlistDeleter> hosts(slurm_hostlist_create(node_list.c_str()));
   if (!hosts) return std::nullopt;
   const std::unique_ptr<char, MallocDeleter> first(slurm_hostlist_shift(hosts.get()));

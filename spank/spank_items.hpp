@@ -39,6 +39,6 @@ class SpankItems {
 
 // The first host of a Slurm node list ("node[03-05],gpu1" -> "node03"), through
 // Slurm's hostlist API so every range syntax Slurm writes is understood.
-std::optional<std::string> first_host(const std::string& node_list);
+std::optional<std::string> slurm_first_host(const std::string& node_list);
 
 }  // namespace mgpr::spank

@@ -128,7 +128,7 @@ TaskFacts read_task_facts(const SpankItems& items) {
       static_cast<int>(required(items.local_task_count(), "the local task count (S_JOB_LOCAL_TASK_COUNT)"));
   facts.node_rank = static_cast<int>(required(items.node_id(), "the node id (S_JOB_NODEID)"));
   const auto node_list = required(items.getenv(env::kSlurmStepNodeList), env::kSlurmStepNodeList);
-  const auto master = first_host(node_list);
+  const auto master = slurm_first_host(node_list);
   if (!master) throw UsageError(fmt::format("{}='{}' names no host", env::kSlurmStepNodeList, node_list));
   facts.master_addr = *master;
   facts.visible_devices = items.getenv(env::kCudaVisibleDevices);

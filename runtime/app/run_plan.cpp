@@ -206,8 +206,8 @@ std::vector<std::string> expand_inputs_once(const RunConfig& config, const RankE
   if (config.use_fake_data) return {};
   const auto expand = [&] { return expand_inputs(config.image_path, {config.image_glob, config.recursive}); };
   if (ranks.world_size <= 1) return expand();
-  return split_list(share_from_rank0(ranks, rendezvous_options(config), early, store_key(StoreKey::kFrozenInputs),
-                                     [&] { return join_list(expand()); }));
+  return split_at_nuls(share_from_rank0(ranks, rendezvous_options(config), early, store_key(StoreKey::kFrozenInputs),
+                                        [&] { return join_with_nuls(expand()); }));
 }
 
 RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, const std::optional<ModelCard>& card,

@@ -51,7 +51,7 @@ std::string value_of_rank0(KeyValueStore& store, int rank, int world_size, const
   return stored.substr(1);
 }
 
-std::string join_list(std::span<const std::string> items) {
+std::string join_with_nuls(std::span<const std::string> items) {
   std::string joined;
   for (const auto& item : items) {
     joined += item;
@@ -60,7 +60,7 @@ std::string join_list(std::span<const std::string> items) {
   return joined;
 }
 
-std::vector<std::string> split_list(std::string_view joined) {
+std::vector<std::string> split_at_nuls(std::string_view joined) {
   std::vector<std::string> items;
   for (std::size_t start = 0; start < joined.size();) {
     const auto end = joined.find('\0', start);

@@ -25,7 +25,7 @@ std::string value_of_rank0(KeyValueStore& store, int rank, int world_size, const
                            std::chrono::milliseconds linger = std::chrono::seconds(10));
 
 // A list of strings with no NUL in them (paths, URLs) as one value, and back.
-std::string join_list(std::span<const std::string> items);
-std::vector<std::string> split_list(std::string_view joined);
+std::string join_with_nuls(std::span<const std::string> items);
+std::vector<std::string> split_at_nuls(std::string_view joined);
 
 }  // namespace mgpr::runtime

@@ -159,7 +159,7 @@ TEST_F(JobReportFixture, FailedRastersAreNamedWithTheirReason) {
   EXPECT_FALSE(contains(table, "\x1b")) << table;
   EXPECT_TRUE(contains(job_table({job}), "finished; 2 raster(s) failed")) << job_table({job});
 
-  const auto document = nlohmann::json::parse(to_json_text({job}))[0];
+  const auto document = nlohmann::json::parse(jobs_json_text({job}))[0];
   ASSERT_EQ(document.at("failed_rasters").size(), 2U);
   EXPECT_EQ(document.at("failed_rasters")[0].at("raster"), "/data/NEON_b.tif");
   EXPECT_EQ(document.at("failed_rasters")[0].at("error"), "TIFFReadEncodedTile failed");
@@ -171,7 +171,7 @@ TEST_F(JobReportFixture, AJobWithoutFailedRastersSaysNothingOfThem) {
   write_rank(0, mgpr::RankStatus::kOk);
   const auto job = report(slurm_state("COMPLETED"));
   EXPECT_FALSE(contains(rank_table(job), "failed rasters")) << rank_table(job);
-  EXPECT_TRUE(nlohmann::json::parse(to_json_text({job}))[0].at("failed_rasters").empty());
+  EXPECT_TRUE(nlohmann::json::parse(jobs_json_text({job}))[0].at("failed_rasters").empty());
 }
 
 TEST_F(JobReportFixture, AnUnreadableSummaryIsNamed) {
@@ -188,7 +188,7 @@ TEST_F(JobReportFixture, RestartsAreShown) {
   const auto job = report(slurm_state("COMPLETED", 0, 2));
   EXPECT_TRUE(contains(rank_table(job), "restarted 2 time(s)")) << rank_table(job);
   EXPECT_TRUE(contains(job_table({job}), "restarted 2 time(s)")) << job_table({job});
-  EXPECT_TRUE(contains(to_json_text({job}), "\"restarts\": 2")) << to_json_text({job});
+  EXPECT_TRUE(contains(jobs_json_text({job}), "\"restarts\": 2")) << jobs_json_text({job});
   EXPECT_FALSE(contains(rank_table(report(slurm_state("COMPLETED"))), "restarted"));
 }
 

@@ -42,6 +42,25 @@ if grep -n 'OutputFormat' "$root/runtime/writers/vector_layer.cpp"; then
   fail "runtime/writers/vector_layer.cpp names OutputFormat: take the fact from the format's row instead"
 fi
 
+# A target's sources are compiled in batches (MGPR_UNITY_BUILD): there a free function of
+# one source is seen by the sources after it, and one that takes the name of a function of
+# common's (mgpr::) hides it from them, silently where the arguments fit both: a runtime
+# split_list of NUL-separated values once split CUDA_VISIBLE_DEVICES so. Checked: no
+# function defined at the start of a line in runtime/, the launcher, the plugin or the
+# tools takes the name of one that common's headers declare.
+defined_functions() {
+  awk '/^(static |inline |constexpr |\[\[nodiscard\]\] )*[A-Za-z_][A-Za-z0-9_:<>,*& ]*[ *&]([a-z_][a-z0-9_]*)\(/ &&
+       !/^(return|namespace|struct|class|enum|using|template|typedef) / {
+         head = $0; sub(/\(.*/, "", head); n = split(head, words, /[ *&]+/); name = words[n]
+         if (name !~ /::/) print name "\t" FILENAME ":" FNR }' "$@"
+}
+mapfile -t others < <(find "$root/runtime" "$root/launcher" "$root/spank" "$root/tools" -name '*.cpp' -o -name '*.hpp' | sort)
+while IFS=$'\t' read -r name place; do
+  fail "${place#"$root"/}: $name takes the name of common's mgpr::$name, which it hides from the sources batched after it; give it its own name"
+done < <(defined_functions "${others[@]}" |
+           awk -F'\t' 'NR == FNR { common[$1] = 1; next } ($1 in common)' \
+             <(defined_functions "$root"/common/include/mgpr/*.hpp | cut -f1 | sort -u) -)
+
 [ $status = 0 ] &&
-  echo "ok: app/ is $app_lines lines, the mail is the streaming stage's, ${#names[@]} store keys each spelled once, formats are rows"
+  echo "ok: app/ is $app_lines lines, the mail is the streaming stage's, ${#names[@]} store keys each spelled once, formats are rows, no function hides one of common's"
 exit $status

@@ -88,8 +88,8 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   const auto early_store = serve_store_early(ranks, options);
   if (keys.contains("inputs")) {
     const std::string inputs[] = {keys.at("inputs")};
-    const auto rasters = split_list(share_from_rank0(ranks, options, early_store, "inputs/rasters",
-                                                     [&] { return join_list(expand_inputs(inputs, {})); }));
+    const auto rasters = split_at_nuls(share_from_rank0(ranks, options, early_store, "inputs/rasters",
+                                                        [&] { return join_with_nuls(expand_inputs(inputs, {})); }));
     for (const auto& raster : rasters) line("input " + raster);
     line("inputs shared");
     // As run_rank does after mgpr's main: asking again gives the store already served.

@@ -34,16 +34,16 @@ TEST(Rank0Value, RanksThatWouldListAChangingFolderDifferentlyReadRankZerosList) 
   touch(dir.path() / "a.tif");
   touch(dir.path() / "b.tif");
   MemoryStore store;
-  const auto expanded = [&] { return join_list(listing(dir)); };
-  const auto rank0 = split_list(value_of_rank0(store, 0, 2, "inputs", expanded));
+  const auto expanded = [&] { return join_with_nuls(listing(dir)); };
+  const auto rank0 = split_at_nuls(value_of_rank0(store, 0, 2, "inputs", expanded));
   // The folder gains a tile between rank 0's start and rank 1's: rank 1's own listing
   // would have three rasters, and another journal key.
   touch(dir.path() / "c.tif");
   ASSERT_EQ(listing(dir).size(), 3U);
   bool rank1_listed = false;
-  const auto rank1 = split_list(value_of_rank0(store, 1, 2, "inputs", [&] {
+  const auto rank1 = split_at_nuls(value_of_rank0(store, 1, 2, "inputs", [&] {
     rank1_listed = true;
-    return join_list(listing(dir));
+    return join_with_nuls(listing(dir));
   }));
   EXPECT_FALSE(rank1_listed) << "a rank other than 0 never lists the inputs";
   EXPECT_EQ(rank1, rank0);
@@ -66,7 +66,7 @@ TEST(Rank0Value, RankZerosRefusalIsEveryRanksWithTheSameMessage) {
   });
   const auto rank0 = test::error_of([&] {
     value_of_rank0(
-        store, 0, 2, "inputs", [&] { return join_list(listing(dir)); }, std::chrono::seconds(5));
+        store, 0, 2, "inputs", [&] { return join_with_nuls(listing(dir)); }, std::chrono::seconds(5));
   });
   EXPECT_THAT(rank0, testing::HasSubstr("holds no rasters"));
   EXPECT_EQ(rank1.get(), rank0);
@@ -74,8 +74,8 @@ TEST(Rank0Value, RankZerosRefusalIsEveryRanksWithTheSameMessage) {
 
 TEST(Rank0Value, ListsKeepEveryByteButNul) {
   const std::vector<std::string> items{"/data/a b.tif", "/vsizip//vsis3/b/x.zip/y.tif", "tab\there", "new\nline", ""};
-  EXPECT_EQ(split_list(join_list(items)), items);
-  EXPECT_TRUE(split_list(join_list({})).empty());
+  EXPECT_EQ(split_at_nuls(join_with_nuls(items)), items);
+  EXPECT_TRUE(split_at_nuls(join_with_nuls({})).empty());
 }
 
 }  // namespace
