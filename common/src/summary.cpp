@@ -77,6 +77,7 @@ std::string to_json_text(const RankSummary& s) {
       {"memory_total_bytes", s.memory_total_bytes},
       {"memory_device_peak_bytes", s.memory_device_peak_bytes},
       {"host_peak_bytes", s.host_peak_bytes},
+      {"writer_held_peak_tiles", s.writer_held_peak_tiles},
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
@@ -194,6 +195,7 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.memory_total_bytes = whole_or<std::int64_t>(document, "memory_total_bytes", 0, source);
     s.memory_device_peak_bytes = whole_or<std::int64_t>(document, "memory_device_peak_bytes", 0, source);
     s.host_peak_bytes = whole_or<std::int64_t>(document, "host_peak_bytes", 0, source);
+    s.writer_held_peak_tiles = whole_or<std::int64_t>(document, "writer_held_peak_tiles", 0, source);
     s.local_world_size = whole_or<int>(document, "local_world_size", 1, source);
     s.node_rank = whole_or<int>(document, "node_rank", 0, source);
     s.master_addr = document.value("master_addr", std::string());

@@ -75,6 +75,16 @@ std::vector<std::int64_t> count_done(const TileResults& done, std::span<const Ti
   return counts;
 }
 
+// Copies the writer's most results held unwritten into the rank's summary when it goes
+// out of scope, before the stream it reads (declared after it).
+struct HeldPeakToSummary {
+  const OutputStream* stream;
+  RankSummary& summary;
+  ~HeldPeakToSummary() {
+    if (stream != nullptr) summary.writer_held_peak_tiles = stream->held_peak_tiles();
+  }
+};
+
 // One rank's run once prepared; the members are what its phases share.
 class RankRun {
  public:
@@ -132,6 +142,8 @@ class RankRun {
       mail = std::make_unique<ResultMail>(*communicator_, writer);
       run_.output->set_sink(mail.get());
     }
+    // However the loop ends (a lost peer included), the summary says what the writer held.
+    const HeldPeakToSummary held_peak{stream.get(), summary_};
     done_ = {};  // the earlier runs' results are rank 0's writer's now
     const auto run_tiles = static_cast<std::int64_t>(todo.size());
     printer_ = std::make_unique<ProgressPrinter>(ranks_.rank, run_tiles / ranks_.world_size, run_tiles,

@@ -168,6 +168,7 @@ void OutputStream::absorb(TileResults batch) {
     if (row == rows.end() || row->row != id.row) throw std::logic_error("a result for a tile the run does not have");
     if (failed || held_.try_emplace(id, std::move(payload)).second) ++row->received;
   }
+  held_peak_.store(std::max(held_peak_.load(), static_cast<std::int64_t>(held_.size())));
 }
 
 void OutputStream::mark_failed(int image) {

@@ -9,6 +9,7 @@
 // whichever rank finished which tile, and no rank holds the run's results: what is held
 // is bounded by the rows in progress (and what the tasks hold back of them: boxes near
 // the next row, task=detect).
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -63,6 +64,11 @@ class OutputStream final : public ResultSink {
   // (the rest of those still held), then the run's files. Returns every file written.
   std::vector<std::filesystem::path> finish(const RasterFailures& failed);
 
+  // The most tiles whose results were held unwritten at once (earlier runs' included):
+  // bounded by the pacing while every rank lives; the rank's summary keeps it, so a run
+  // that lost a rank shows whether results piled up here. Any thread, any time.
+  [[nodiscard]] std::int64_t held_peak_tiles() const { return held_peak_.load(); }
+
  private:
   void run();
   void release_ranks();
@@ -91,6 +97,7 @@ class OutputStream final : public ResultSink {
   std::vector<std::vector<Row>> rows_;    // per image, in order
   std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up
   TileResults held_;                      // the results not yet written
+  std::atomic<std::int64_t> held_peak_{0};  // held_'s largest size (only the writing thread stores)
   std::set<int> failed_;                  // rasters some rank could not read, as learnt
   std::size_t next_image_ = 0;            // the first raster not wholly written
   std::size_t next_row_ = 0;              // its first row not written (index into rows_)

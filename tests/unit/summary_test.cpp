@@ -32,6 +32,7 @@ mgpr::RankSummary sample(int rank, std::int64_t tiles, double elapsed) {
   s.memory_total_bytes = 80LL << 30;
   s.memory_device_peak_bytes = 4LL << 30;
   s.host_peak_bytes = 5LL << 30;
+  s.writer_held_peak_tiles = 300;
   s.batches = tiles / 4;
   s.read_s = elapsed / 3;
   s.data_wait_s = 0.25;

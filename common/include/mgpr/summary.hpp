@@ -64,6 +64,10 @@ struct RankSummary {
   // alike: rank 0's merge and writers after the loop included, which memory_peak_bytes,
   // sampled in the loop, may miss. 0 in summaries written before it existed.
   std::int64_t host_peak_bytes = 0;
+  // The most tiles whose results rank 0's writer held unwritten at once (rank 0; 0
+  // elsewhere and in summaries written before it existed): the pacing bounds it while
+  // every rank lives, and a lost rank must not let it grow (docs/reliability.md).
+  std::int64_t writer_held_peak_tiles = 0;
   RankStatus status = RankStatus::kOk;
   std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;

@@ -121,6 +121,8 @@ TEST(OutputStream, ARowIsWrittenOnceFinalAndAfterTheRowsBeforeIt) {
   EXPECT_EQ(output.written(5).size(), 5U);
   stream.take(one(2, 1, 0, "d"));
   stream.drain();
+  // At most the 7 results that waited for "a", and "a": 8 held unwritten at once.
+  EXPECT_EQ(stream.held_peak_tiles(), 8);
   const auto files = stream.finish({{2, "cannot read r2.tif"}});
   // Raster 2 failed after its first row was written: the rest is left out, its own files abandoned.
   EXPECT_EQ(output.written(0).size(), 5U);

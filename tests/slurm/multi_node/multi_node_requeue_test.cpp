@@ -222,6 +222,13 @@ TEST(MultiNode, ARankKilledMidRunEndsTheStepInSecondsAndTheRequeuedJobFinishesTh
   // Start-up, the 6 s before the kill, and the plugin's few seconds; the run alone takes 40.
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 30.0)
       << read_file(layout.stderr_log());
+  // Rank 0's memory stayed flat: the lost rank's tiles held up its writer, and had the
+  // survivors gone on, the rest of the run (over 500 tiles) would have piled up there
+  // unwritten. The first run's summary, read before the requeued run writes its own.
+  const auto rank0 = mgpr::rank_summary_from_json(read_file(layout.rank_summary(0)), "rank 0");
+  EXPECT_EQ(rank0.status, mgpr::RankStatus::kFailed) << rank0.error;
+  EXPECT_GT(rank0.writer_held_peak_tiles, 0);
+  EXPECT_LT(rank0.writer_held_peak_tiles, kTiles / 4) << rank0.error;
   const auto state = run_requeued_to_its_end(job_id);
   ASSERT_TRUE(state) << read_file(layout.stderr_log());
   EXPECT_EQ(state->state, "COMPLETED") << read_file(layout.stderr_log());
