@@ -19,7 +19,10 @@ CARD_FILE = "mgpr.json"
 CARD_SETTINGS = ("task", "class_names", "bands", "scale", "mean", "std", "nodata", "tile_size", "overlap", "gsd",
                  "gsd_tolerance", "resampling", "score_threshold", "iou_threshold", "class_aware_nms",
                  "background_class")
-CARD_DESCRIPTION = ("name", "version", "licence", "source", "description")
+# What describes the model: free-form text, and a detector's limits (whole numbers: the
+# most boxes it returns for a tile, and a feature level's candidates), which mgpr counts
+# its tiles against.
+CARD_DESCRIPTION = ("name", "version", "licence", "source", "description", "detections_per_img", "topk_candidates")
 TASKS = ("classify", "detect", "segment")
 RESAMPLINGS = ("auto", "nearest", "bilinear", "cubic", "cubicspline", "lanczos", "average", "mode")
 
@@ -60,7 +63,8 @@ def model_card(*, task: Optional[str] = None, class_names: Optional[Sequence[str
                class_aware_nms: Optional[bool] = None, background_class: Optional[int] = None,
                name: Optional[str] = None, version: Optional[str] = None,
                licence: Optional[str] = None, source: Optional[str] = None,
-               description: Optional[str] = None) -> dict:
+               description: Optional[str] = None, detections_per_img: Optional[int] = None,
+               topk_candidates: Optional[int] = None) -> dict:
     """The card as a dict, ready for json.dumps: what is given, checked; None leaves a key out.
 
     Settings mean what mgpr's keys of the same name mean (docs/models.md): class_names
@@ -73,6 +77,9 @@ def model_card(*, task: Optional[str] = None, class_names: Optional[Sequence[str
                        ("description", description)):
         if value is not None:
             card[key] = str(value)
+    for key, value in (("detections_per_img", detections_per_img), ("topk_candidates", topk_candidates)):
+        if value is not None:
+            card[key] = _whole(key, value, 1)
     settings: dict = {}
     if task is not None:
         if task not in TASKS:

@@ -28,6 +28,7 @@ As a module: `from mgpr_export import DetectorForMgpr, SegmenterForMgpr, model_c
 # is the command line, and exports the three's names to the callers that import it.
 import argparse
 import sys
+from typing import Optional
 
 import torch
 
@@ -60,7 +61,7 @@ from mgpr_wrappers import DetectorForMgpr, SegmenterForMgpr, save_for_mgpr
 __all__ = ["ARCHITECTURES", "CARD_DESCRIPTION", "CARD_FILE", "CARD_SETTINGS", "CARD_VERSION", "CROPMODEL_CARD",
            "DEEPFOREST_CARD", "DEEPFOREST_NMS_THRESH", "DEEPFOREST_SCORE_THRESH", "RESAMPLINGS", "TASKS", "TASK_OF",
            "DetectorForMgpr", "SegmenterForMgpr", "architecture_card", "build_torchvision", "check_card",
-           "deepforest_card", "main", "model_card", "save_for_mgpr", "wrap"]
+           "deepforest_card", "main", "model_card", "save_for_mgpr", "set_detection_limits", "wrap"]
 
 
 def _state_dict(path: str) -> dict:
@@ -81,7 +82,7 @@ def _true_or_false(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"'{text}' is not true or false")
 
 
-def _card_from_options(args: argparse.Namespace, num_classes: int) -> dict:
+def _card_from_options(args: argparse.Namespace, num_classes: int, limits: Optional[dict] = None) -> dict:
     given = dict(class_names=args.classes, bands=args.bands, scale=args.scale, mean=args.mean, std=args.std,
                  nodata=args.nodata, tile_size=args.tile_size or None, overlap=args.overlap, gsd=args.gsd,
                  gsd_tolerance=args.gsd_tolerance, resampling=args.resampling,
@@ -97,7 +98,27 @@ def _card_from_options(args: argparse.Namespace, num_classes: int) -> dict:
                          "is the background)")
     if settings.get("bands") is not None and len(settings["bands"]) != 3:
         raise ValueError(f"--bands names {len(settings['bands'])} bands; torchvision's networks take 3")
+    settings.update(limits or {})
     return model_card(**settings)
+
+
+def set_detection_limits(network: torch.nn.Module, detections_per_img, topk_candidates) -> dict:
+    """Sets a torchvision detector's limits where given; returns those it has, as the card records them."""
+    heads = getattr(network, "roi_heads", None)  # Faster R-CNN keeps its cap on its ROI heads
+    holder = heads if heads is not None and hasattr(heads, "detections_per_img") else network
+    limits = {}
+    for key, value, owner in (("detections_per_img", detections_per_img, holder),
+                              ("topk_candidates", topk_candidates, network)):
+        if not hasattr(owner, key):
+            if value is not None:
+                raise ValueError(f"--{key.replace('_', '-')}: this network has no {key}")
+            continue
+        if value is not None:
+            if value < 1:
+                raise ValueError(f"--{key.replace('_', '-')} must be at least 1, got {value}")
+            setattr(owner, key, value)
+        limits[key] = int(getattr(owner, key))
+    return limits
 
 
 def main() -> int:
@@ -115,6 +136,12 @@ def main() -> int:
                         help="the network's classes (default: as many as --classes, else 91; deepforest 1)")
     parser.add_argument("--score-thresh", type=float, default=None,
                         help="detectors: lowest score the network returns (default 0.05; deepforest 0.1)")
+    parser.add_argument("--detections-per-img", type=int, default=None, metavar="N",
+                        help="detectors: the most boxes the network returns for a tile (torchvision's default 300); "
+                             "dense scenes need more. Recorded in the card: mgpr names the tiles that reach it")
+    parser.add_argument("--topk-candidates", type=int, default=None, metavar="N",
+                        help="retinanet, deepforest: candidates each feature level keeps before the merge "
+                             "(default 1000); recorded in the card")
     parser.add_argument("--tile-size", type=int, default=0,
                         help="the tile side mgpr cuts (card: tile_size); detectors also run at it without resizing")
     card = parser.add_argument_group("model card (docs/models.md): mgpr's keys of the same name")
@@ -166,6 +193,13 @@ def main() -> int:
         except (OSError, RuntimeError) as failure:
             print(f"mgpr_export: --weights {args.weights}: {failure}", file=sys.stderr)
             return 2
+    try:
+        limits = set_detection_limits(network, args.detections_per_img, args.topk_candidates)
+    except ValueError as failure:
+        print(f"mgpr_export: {failure}", file=sys.stderr)
+        return 2
+    if card_dict is not None:
+        card_dict = _card_from_options(args, num_classes, limits)  # the limits in the card's own order
     save_for_mgpr(wrap(args.arch, network), args.output, card_dict)
     print(f"wrote {args.output}" + ("" if card_dict is None else f" with its model card ({CARD_FILE})"))
     return 0

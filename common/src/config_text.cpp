@@ -162,6 +162,13 @@ std::string describe_model_card(const std::filesystem::path& model_file, const s
   field("licence", card->licence);
   field("source", card->source);
   field("description", card->description);
+  if (card->detections_per_img) {
+    text += fmt::format(
+        "detections_per_img: {} (the most boxes it returns for a tile; tiles that reach it are counted "
+        "and named)\n",
+        *card->detections_per_img);
+  }
+  if (card->topk_candidates) text += fmt::format("topk_candidates: {}\n", *card->topk_candidates);
   RunConfig config;
   apply_model_card(config, *card);
   text += "settings (defaults: a config file and key=value overrides beat them):\n";

@@ -148,6 +148,12 @@ ModelCard parse_model_card(std::string_view json_text, const std::filesystem::pa
       parsed.source = text_of(value, key, model_file);
     } else if (key == "description") {
       parsed.description = text_of(value, key, model_file);
+    } else if (key == "detections_per_img" || key == "topk_candidates") {
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
+        refuse(model_file,
+               fmt::format("{} is a detector's most boxes (a whole number from 1), got {}", key, value.dump()));
+      }
+      (key == "detections_per_img" ? parsed.detections_per_img : parsed.topk_candidates) = value.get<std::int64_t>();
     } else if (std::find(kCardSettings.begin(), kCardSettings.end(), key) != kCardSettings.end()) {
       if (key == "gsd" && (!value.is_number() || value.get<double>() <= 0)) {
         refuse(model_file, fmt::format("gsd is the model's ground resolution in metres per pixel and must be "
@@ -162,8 +168,10 @@ ModelCard parse_model_card(std::string_view json_text, const std::filesystem::pa
                                          "{} is the run's choice, not the model's; give it in the config "
                                          "file or as {}=...",
                                          key, key)
-                                   : fmt::format("a card holds {}, and name, version, licence, source, description",
-                                                 fmt::join(kCardSettings, ", "));
+                                   : fmt::format(
+                                         "a card holds {}, and name, version, licence, source, description, "
+                                         "detections_per_img, topk_candidates",
+                                         fmt::join(kCardSettings, ", "));
       refuse(model_file, fmt::format("unknown key '{}': {}", key, hint));
     }
   }

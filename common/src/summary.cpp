@@ -78,6 +78,8 @@ std::string to_json_text(const RankSummary& s) {
       {"memory_device_peak_bytes", s.memory_device_peak_bytes},
       {"host_peak_bytes", s.host_peak_bytes},
       {"writer_held_peak_tiles", s.writer_held_peak_tiles},
+      {"box_cap", s.box_cap},
+      {"tiles_at_box_cap", s.tiles_at_box_cap},
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
@@ -196,6 +198,8 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.memory_device_peak_bytes = whole_or<std::int64_t>(document, "memory_device_peak_bytes", 0, source);
     s.host_peak_bytes = whole_or<std::int64_t>(document, "host_peak_bytes", 0, source);
     s.writer_held_peak_tiles = whole_or<std::int64_t>(document, "writer_held_peak_tiles", 0, source);
+    s.box_cap = whole_or<std::int64_t>(document, "box_cap", 0, source);
+    s.tiles_at_box_cap = whole_or<std::int64_t>(document, "tiles_at_box_cap", 0, source);
     s.local_world_size = whole_or<int>(document, "local_world_size", 1, source);
     s.node_rank = whole_or<int>(document, "node_rank", 0, source);
     s.master_addr = document.value("master_addr", std::string());
@@ -226,6 +230,23 @@ JobTotals total(std::span<const RankSummary> ranks) {
     totals.warnings += rank.warnings.size();
   }
   return totals;
+}
+
+std::string box_cap_message(std::int64_t tiles, std::int64_t cap) {
+  return fmt::format(
+      "{} tile{} hit the model's cap of {} boxes and may have lost objects: raise detections_per_img or use smaller "
+      "tiles",
+      tiles, tiles == 1 ? "" : "s", cap);
+}
+
+std::string box_cap_message(std::span<const RankSummary> ranks) {
+  std::int64_t tiles = 0;
+  std::int64_t cap = 0;
+  for (const auto& rank : ranks) {
+    tiles += rank.tiles_at_box_cap;
+    cap = std::max(cap, rank.box_cap);
+  }
+  return tiles > 0 ? box_cap_message(tiles, cap) : std::string();
 }
 
 TimelineRecorder::TimelineRecorder(std::vector<TimelinePoint>& into, double spacing_s, std::size_t capacity)

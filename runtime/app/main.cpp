@@ -18,6 +18,7 @@
 #include "mgpr/run_choices.hpp"
 #include "mgpr/version.hpp"
 #include "model/backend_info.hpp"
+#include "model/detection_limits.hpp"
 
 namespace {
 
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
             fmt::format("--model-info '{}': no such file; give a TorchScript model file", model_info));
       }
       fmt::print("{}", mgpr::describe_model_card(model_info, mgpr::read_model_card(model_info)));
+      fmt::print("{}", rt::describe_detection_limits(model_info));
       return 0;
     }
     if (!print_config.empty()) {

@@ -52,7 +52,10 @@ Prepared prepare(const RunPlan& plan, const RankEnvironment& ranks) {
   auto crop_classifier = plan.crop_classifier
                              ? make_crop_classifier(*plan.crop_classifier, plan.device, plan.execution, *run.source)
                              : nullptr;
-  run.output = make_task_output(plan_outputs(plan.output, *run.source), std::move(crop_classifier));
+  // The detector's own cap, where it keeps one, over its card's (run_plan.cpp).
+  auto output_options = plan.output;
+  if (const auto cap = run.model->detection_limits().detections_per_img) output_options.box_cap = *cap;
+  run.output = make_task_output(plan_outputs(output_options, *run.source), std::move(crop_classifier));
   run.output->check_output(run.model->dummy_output(), 1, plan.source.tile_size);
   check_class_names(plan.output.task, run.model->dummy_output(), plan.output.class_names, plan.class_names_origin);
   // After the checks, which read the dummy tile's output whole.
@@ -173,6 +176,7 @@ class RankRun {
 
   // Whatever was measured is kept: the summary says which rank failed and why.
   void record_failure(const std::exception& failure, Clock::time_point started) {
+    add_task_notes(summary_, *run_.output);
     summary_.status = RankStatus::kFailed;
     summary_.error = failure.what();
     summary_.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
@@ -188,6 +192,7 @@ class RankRun {
       summary_.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
                                    strsignal(stop_signal()), done_total_, run_.source->tiles().size());
     }
+    add_task_notes(summary_, *run_.output);
     write_rank_summary(summary_);
     const auto gathered = communicator_->all_gather(to_json_text(summary_));
     if (ranks_.rank == 0) {

@@ -247,6 +247,8 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
     }
   }
   plan.output = task_options(config);
+  // The card's cap, where it gives one; the model's own attribute beats it (rank_run.cpp).
+  if (card && card->detections_per_img) plan.output.box_cap = *card->detections_per_img;
   if (!config.classify_model.empty()) {
     plan.crop_classifier = crop_classifier_options(config);
     if (plan.device.is_cuda) plan.crop_classifier->batch_size = kGpuCropBatch;

@@ -26,19 +26,6 @@
 namespace mgpr::runtime {
 namespace {
 
-// LibTorch's messages carry a C++ backtrace after the first line, and the TorchScript
-// interpreter's a script traceback before the line that matters ("RuntimeError: ...").
-std::string first_line(const std::string& text) {
-  std::string_view essential = text;
-  for (const std::string_view marker : {"RuntimeError: ", "Error: "}) {
-    if (const auto at = essential.rfind(marker); at != std::string_view::npos) {
-      essential = essential.substr(at + marker.size());
-      break;
-    }
-  }
-  return std::string(essential.substr(0, essential.find('\n')));
-}
-
 torch::ScalarType precision_dtype(Precision precision) {
   if (precision == Precision::kFp16) return torch::kHalf;
   if (precision == Precision::kBf16) return torch::kBFloat16;
@@ -94,7 +81,7 @@ std::string load_failure_message(const std::string& spec, const std::string& wha
         spec, op, library, example);
   }
   return fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with torch.jit.script(model).save(path)",
-                     spec, first_line(what));
+                     spec, torch_error_line(what));
 }
 
 torch::jit::Module load_script(const std::string& spec, int channels) {
@@ -112,7 +99,7 @@ torch::jit::Module load_script(const std::string& spec, int channels) {
     throw UsageError(
         fmt::format("model '{}' cannot be loaded as TorchScript: {}; save it with "
                     "torch.jit.script(model).save(path) (not torch.save, and not a frozen module)",
-                    spec, first_line(failure.what_without_backtrace())));
+                    spec, torch_error_line(failure.what_without_backtrace())));
   } catch (const std::exception& failure) {
     // The script compiler's own errors (an operator nobody registered) are not c10::Errors.
     throw UsageError(load_failure_message(spec, failure.what()));
@@ -167,6 +154,19 @@ std::string band_count_mismatch(const ModelOptions& options, int channels, std::
 
 }  // namespace
 
+std::string torch_error_line(const std::string& text) {
+  std::string_view essential = text;
+  for (const std::string_view marker : {"RuntimeError: ", "Error: "}) {
+    if (const auto at = essential.rfind(marker); at != std::string_view::npos) {
+      essential = essential.substr(at + marker.size());
+      break;
+    }
+  }
+  // TorchScript's compile errors begin with a newline.
+  essential.remove_prefix(std::min(essential.find_first_not_of("\n "), essential.size()));
+  return std::string(essential.substr(0, essential.find('\n')));
+}
+
 DeviceChoice choose_device(Accelerator accelerator, int local_rank) {
   const bool has_cuda = torch::cuda::is_available();
   if (accelerator == Accelerator::kGpu && !has_cuda) {
@@ -215,7 +215,7 @@ TileModel::TileModel(const ModelOptions& options, const DeviceChoice& device, in
       return;
     } catch (const UsageError& failure) {
       if (i + 1 == plans.size()) throw;
-      if (i == 0) first_failure = first_line(failure.what());
+      if (i == 0) first_failure = torch_error_line(failure.what());
     }
   }
   throw std::logic_error("TileModel: no execution plan given");
@@ -235,6 +235,7 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   module_ = load_script(options.model, channels);
   // Before freezing, which folds the weights into constants.
   const auto first_layer_takes = first_layer_bands(module_);
+  detection_limits_ = runtime::detection_limits(module_);
   module_.eval();
   module_.to(device_);
   // Autocast keeps the weights fp32 and picks each operator's precision; without it
@@ -260,7 +261,7 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
     } catch (const c10::Error& failure) {
       warnings_.push_back(fmt::format("model '{}' runs without {}: {}", options.model,
                                       freeze ? "freezing" : "optimize_for_inference",
-                                      first_line(failure.what_without_backtrace())));
+                                      torch_error_line(failure.what_without_backtrace())));
     }
   }
   const auto precision = precision_name(plan);
@@ -276,7 +277,7 @@ void TileModel::prepare(const ModelOptions& options, const DeviceChoice& device,
   try {
     dummy_output_ = forward(torch::zeros({1, channels, options.tile_size, options.tile_size}));
   } catch (const std::exception& failure) {
-    const auto cause = first_line(failure.what());
+    const auto cause = torch_error_line(failure.what());
     if (first_layer_takes && *first_layer_takes != channels) {
       throw UsageError(band_count_mismatch(options, channels, *first_layer_takes));
     }
@@ -327,7 +328,7 @@ torch::IValue TileModel::forward_pass(const torch::Tensor& batch) {
       std::cerr << fmt::format(
           "mgpr: the model failed under oneDNN Graph fusion ({}); it runs unfused from here on "
           "(onednn_fusion=false skips the attempt)\n",
-          first_line(failure.what()));
+          torch_error_line(failure.what()));
     }
   }
   return run_pass(batch);

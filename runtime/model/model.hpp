@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mgpr/run_choices.hpp"
+#include "model/detection_limits.hpp"
 #include "model/execution_policy.hpp"
 
 namespace mgpr::runtime {
@@ -30,6 +31,10 @@ DeviceChoice choose_device(Accelerator accelerator, int local_rank);
 
 // What the execution policy needs to know of `device` and this build.
 ExecutionFacts execution_facts(const DeviceChoice& device);
+
+// The line of a LibTorch message that matters: its C++ backtrace after the first line and
+// the TorchScript interpreter's script traceback before it ("RuntimeError: ...") left out.
+std::string torch_error_line(const std::string& text);
 
 // The model stage's own options.
 struct ModelOptions {
@@ -83,6 +88,9 @@ class TileModel {
   // Whether the next pass runs under oneDNN Graph's fuser: false from the first pass that
   // failed under it on.
   [[nodiscard]] bool fused() const { return onednn_fusion_; }
+  // A detector's own limits, read from the module as loaded (model/detection_limits.hpp);
+  // empty for the built-in model and for models that keep none.
+  [[nodiscard]] const DetectionLimits& detection_limits() const { return detection_limits_; }
   // Things the user should know (a slow precision forced, an optimisation skipped).
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -101,6 +109,7 @@ class TileModel {
   bool onednn_fusion_ = false;                       // CPU: under the profiling executor with oneDNN Graph's pass
   JitExecutor jit_executor_ = JitExecutor::kSimple;  // unfused passes' executor
   std::string description_;
+  DetectionLimits detection_limits_;
   std::vector<std::string> warnings_;
   torch::IValue dummy_output_;
   OutputReduction output_reduction_;

@@ -94,13 +94,13 @@ class OutputStream final : public ResultSink {
   int writer_;
   WriterMailbox mailbox_;
   WriterMailbox failure_mailbox_;
-  std::vector<std::vector<Row>> rows_;    // per image, in order
-  std::vector<std::int64_t> results_of_;  // per image: what write_row returned, added up
-  TileResults held_;                      // the results not yet written
+  std::vector<std::vector<Row>> rows_;      // per image, in order
+  std::vector<std::int64_t> results_of_;    // per image: what write_row returned, added up
+  TileResults held_;                        // the results not yet written
   std::atomic<std::int64_t> held_peak_{0};  // held_'s largest size (only the writing thread stores)
-  std::set<int> failed_;                  // rasters some rank could not read, as learnt
-  std::size_t next_image_ = 0;            // the first raster not wholly written
-  std::size_t next_row_ = 0;              // its first row not written (index into rows_)
+  std::set<int> failed_;                    // rasters some rank could not read, as learnt
+  std::size_t next_image_ = 0;              // the first raster not wholly written
+  std::size_t next_row_ = 0;                // its first row not written (index into rows_)
   std::vector<std::filesystem::path> written_;
 
   std::mutex mutex_;  // guards what follows, shared with the thread

@@ -1,10 +1,12 @@
 // task=detect: boxes per tile → image pixels (clipped, cut ones marked) → journaled;
 // rank 0 merges the boxes of overlapping tiles and writes them in map coordinates.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <mutex>
 #include <optional>
 #include <span>
 
@@ -12,6 +14,7 @@
 #include "geometry/box_merge.hpp"
 #include "geometry/georef.hpp"
 #include "geometry/row_merge.hpp"
+#include "mgpr/summary.hpp"
 #include "tasks/detection_parse.hpp"
 #include "tasks/result_files.hpp"
 #include "tasks/task_factories.hpp"
@@ -75,6 +78,8 @@ void decode(const TileId& tile, const std::string& payload, std::vector<Box>& in
 }
 
 constexpr std::size_t kRecordsAtOnce = 4096;
+// The tiles at the model's cap a rank's warning names; the rest are counted.
+constexpr std::size_t kTilesNamed = 10;
 
 class DetectOutput final : public TaskOutput {
  public:
@@ -87,8 +92,10 @@ class DetectOutput final : public TaskOutput {
 
   std::vector<std::string> encode_batch(std::span<const TileData> tiles, const torch::IValue& output,
                                         const BatchInput& input) override {
+    std::vector<std::int64_t> returned;
     auto per_tile = parse_detections(output, static_cast<std::int64_t>(tiles.size()), plan_.options.score_threshold,
-                                     plan_.options.model);
+                                     plan_.options.model, &returned);
+    count_tiles_at_cap(tiles, returned);
     // Classified in the tile's own pixels, before the boxes are placed in the raster.
     if (classifier_) {
       if (!input.samples.defined()) throw std::logic_error("a crop classifier without the batch's pixels");
@@ -111,6 +118,17 @@ class DetectOutput final : public TaskOutput {
   }
 
   [[nodiscard]] const OutputPlan& plan() const override { return plan_; }
+
+  [[nodiscard]] TaskNotes notes() const override {
+    const std::lock_guard lock(cap_mutex_);
+    TaskNotes notes{plan_.options.box_cap, tiles_at_cap_, {}};
+    if (tiles_at_cap_ > 0) {
+      notes.warnings.push_back(fmt::format(
+          "{} ({}{})", box_cap_message(tiles_at_cap_, plan_.options.box_cap), fmt::join(named_at_cap_, "; "),
+          tiles_at_cap_ > static_cast<std::int64_t>(named_at_cap_.size()) ? "; ..." : ""));
+    }
+    return notes;
+  }
 
   // The row's boxes merged with those held from the rows before (row_merge.hpp): the
   // boxes that became final are written now, the rest wait for the next row.
@@ -232,12 +250,32 @@ class DetectOutput final : public TaskOutput {
     written.emplace_back(file);
   }
 
+  // A tile for which the model returned as many boxes as it returns at most.
+  void count_tiles_at_cap(std::span<const TileData> tiles, std::span<const std::int64_t> returned) {
+    if (plan_.options.box_cap <= 0) return;
+    const std::lock_guard lock(cap_mutex_);
+    for (std::size_t i = 0; i < tiles.size() && i < returned.size(); ++i) {
+      if (returned[i] < plan_.options.box_cap) continue;
+      ++tiles_at_cap_;
+      if (named_at_cap_.size() >= kTilesNamed) continue;
+      const auto& tile = tiles[i].tile;
+      const auto image = static_cast<std::size_t>(tile.id.image);
+      const auto raster = image < plan_.rasters.size()
+                              ? std::filesystem::path(plan_.rasters[image].path).filename().string()
+                              : fmt::format("raster {}", tile.id.image);
+      named_at_cap_.push_back(fmt::format("{} tile at x {}, y {}", raster, tile.window.x, tile.window.y));
+    }
+  }
+
   OutputPlan plan_;
   std::unique_ptr<CropClassifier> classifier_;  // classify_model=; before files_, whose fields it adds
   ResultFiles files_;                           // after plan_, which it reads
   std::optional<RowMerge> merge_;               // of the raster being written
   int merge_image_ = -1;
-  std::vector<Box> drawn_;  // quicklook=true: the raster's boxes so far
+  std::vector<Box> drawn_;        // quicklook=true: the raster's boxes so far
+  mutable std::mutex cap_mutex_;  // guards the two below: batches may end on several threads
+  std::int64_t tiles_at_cap_ = 0;
+  std::vector<std::string> named_at_cap_;  // the first kTilesNamed of them
 };
 
 }  // namespace

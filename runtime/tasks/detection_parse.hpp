@@ -14,8 +14,11 @@ namespace mgpr::runtime {
 
 // One vector of boxes per tile of the batch (Box::tile left unset). Boxes scoring below
 // `score_threshold` are dropped. Throws UsageError naming `model_name` and what it
-// returned when the output follows none of the contracts.
+// returned when the output follows none of the contracts. `returned`, when given, gets
+// how many boxes the model returned for each tile, before any was dropped (padding rows
+// of a tensor not counted): what its own cap limits.
 std::vector<std::vector<Box>> parse_detections(const torch::IValue& output, std::int64_t batch, double score_threshold,
-                                               const std::string& model_name);
+                                               const std::string& model_name,
+                                               std::vector<std::int64_t>* returned = nullptr);
 
 }  // namespace mgpr::runtime

@@ -15,6 +15,13 @@
 
 namespace mgpr::runtime {
 
+void add_task_notes(RankSummary& summary, const TaskOutput& output) {
+  auto notes = output.notes();
+  summary.box_cap = notes.box_cap;
+  summary.tiles_at_box_cap = notes.tiles_at_box_cap;
+  for (auto& warning : notes.warnings) summary.warnings.push_back(std::move(warning));
+}
+
 void TaskOutput::consume(std::span<const TileData> tiles, const torch::IValue& output) {
   consume_with_inputs(tiles, output, BatchInput{});
 }

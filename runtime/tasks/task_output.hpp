@@ -19,6 +19,7 @@
 
 #include "crops/crop_classifier.hpp"
 #include "mgpr/run_choices.hpp"
+#include "mgpr/summary.hpp"
 #include "pipeline/pipeline.hpp"
 #include "resume/tile_journal.hpp"
 #include "source/tile_source.hpp"
@@ -46,6 +47,19 @@ class ResultSink {
   virtual void raster_failed(int image, const std::string& reason) = 0;
 };
 
+// What a rank's tiles told of the model, for the rank's summary: task=detect counts the
+// tiles that got as many boxes as the model returns at most (TaskOptions::box_cap), each
+// of which may have lost objects, and names the first of them in a warning.
+struct TaskNotes {
+  std::int64_t box_cap = 0;
+  std::int64_t tiles_at_box_cap = 0;
+  std::vector<std::string> warnings;
+};
+
+class TaskOutput;
+// `output`'s notes into a rank's summary (its warnings added).
+void add_task_notes(RankSummary& summary, const TaskOutput& output);
+
 class TaskOutput : public BatchConsumer {
  public:
   // Encodes the batch's results, records them in the journal (when set) and flushes it,
@@ -64,6 +78,8 @@ class TaskOutput : public BatchConsumer {
   // How many tiles of each raster (by TileId::image) this rank finished in this run.
   [[nodiscard]] const std::map<int, std::int64_t>& tiles_done() const { return tiles_done_; }
   [[nodiscard]] virtual const OutputPlan& plan() const = 0;
+  // This rank's notes of this run so far (any thread).
+  [[nodiscard]] virtual TaskNotes notes() const { return {}; }
 
   // Throws UsageError naming the model when `output`, for a batch of `batch` tiles of
   // tile_size px, does not follow the task's contract (docs/models.md). Run on the
@@ -116,6 +132,7 @@ struct TaskOptions {
   std::filesystem::path output_dir = "mgpr_output";
   int overlap = 0;                            // segment: the tile cores cut from overlapping tiles
   double score_threshold = 0.0;               // detect: boxes scoring below are dropped
+  std::int64_t box_cap = 0;                   // detect: the model's most boxes a tile (0: unknown)
   double iou_threshold = 0.5;                 // detect: overlap at which duplicate boxes are merged
   bool class_aware_nms = true;                // detect: only boxes of one label suppress each other
   bool segment_probability = false;           // segment: also the winning class's probability

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--hungry", hungry_mib,
                  "MiB filled per tile before each forward, to outgrow a memory limit (default 0)")
       ->check(CLI::Range(0, 1 << 20));
+  std::int64_t detections_per_img = 0;
+  app.add_option("--detections-per-img", detections_per_img,
+                 "detectors: keep N as the model's attribute detections_per_img, as torchvision's detectors keep "
+                 "their cap (default: none)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   if (const auto code = mgpr::parse_command_line(app, argc, argv)) return *code;
   if (!std::isfinite(threshold)) {
     fmt::print(stderr, "mgpr-test-model: error: --threshold must be a finite number\n");
@@ -61,6 +66,9 @@ int main(int argc, char** argv) {
                : kind == "fixed-boxes" ? mgpr::test::fixed_boxes_detector()
                : kind == "grid-boxes"  ? mgpr::test::grid_boxes_detector(grid)
                                        : mgpr::test::threshold_detector(threshold, max_boxes, detectors.at(kind));
+  if (detections_per_img > 0) {
+    model.register_attribute("detections_per_img", c10::IntType::get(), detections_per_img);
+  }
   if (slow_rounds > 0) model = mgpr::test::slow(model, slow_rounds);
   if (hungry_mib > 0) model = mgpr::test::hungry(model, hungry_mib);
   // Renamed when complete, so a test polling for the file never loads half of it.

@@ -44,15 +44,18 @@ OPTIONS = ["--num-classes", "2", "--classes", "Tree", "Dead tree", "--gsd", "0.1
            "--mean", "0.1", "--std", "0.5", "0.25", "0.125", "--nodata", "0", "--resampling", "average",
            "--score-threshold", "0.3", "--iou-threshold", "0.15", "--class-aware-nms", "false",
            "--name", "Tiny crowns", "--version", "0.1.0", "--licence", "CC-BY-4.0",
-           "--source", "https://example.org/tiny-crowns", "--description", "random weights, for tests"]
+           "--source", "https://example.org/tiny-crowns", "--description", "random weights, for tests",
+           "--detections-per-img", "500", "--topk-candidates", "2000"]
 EXPECTED = {
     "mgpr_card": 1, "name": "Tiny crowns", "version": "0.1.0", "licence": "CC-BY-4.0",
     "source": "https://example.org/tiny-crowns", "description": "random weights, for tests",
+    "detections_per_img": 500, "topk_candidates": 2000,
     "task": "detect", "class_names": ["Tree", "Dead tree"], "bands": [3, 2, 1], "scale": 1 / 255, "mean": [0.1],
     "std": [0.5, 0.25, 0.125], "nodata": "0", "tile_size": 256, "overlap": 32, "gsd": 0.1, "gsd_tolerance": 0.2,
     "resampling": "average", "score_threshold": 0.3, "iou_threshold": 0.15, "class_aware_nms": False,
 }
 DESCRIPTION = ("name", "version", "licence", "source")
+LIMITS = ("detections_per_img", "topk_candidates")
 
 
 def card_in(model: Path) -> dict:
@@ -129,8 +132,14 @@ class ModelCards(unittest.TestCase):
         for key in DESCRIPTION:
             self.assertIn(f"{key}: {EXPECTED[key]}", lines)
         shown = settings_shown(done.stdout)
-        described = ("mgpr_card", "description", *DESCRIPTION)
+        described = ("mgpr_card", "description", *DESCRIPTION, *LIMITS)
         settings = {key: value for key, value in EXPECTED.items() if key not in described}
+        # The detector's limits: the card's, and the network's own (read without its operators
+        # library: not read, and said so).
+        self.assertIn("detections_per_img: 500 (the most boxes it returns for a tile; tiles that reach it are "
+                      "counted and named)", lines)
+        self.assertIn("topk_candidates: 2000", lines)
+        self.assertTrue(any(line.startswith("the model's own limits: not read") for line in lines), done.stdout)
         self.assertEqual(sorted(shown), sorted(settings), done.stdout)
         for key, value in settings.items():
             with self.subTest(key=key):
@@ -185,7 +194,9 @@ class ModelCards(unittest.TestCase):
         import mgpr_export
         model = self.export("deepforest", "deepforest_trees.pt", "--version", "1.4.0")
         card = card_in(model)
-        self.assertEqual(card, mgpr_export.deepforest_card(version="1.4.0"))
+        # torchvision's own limits, recorded as the network has them.
+        self.assertEqual(card, mgpr_export.deepforest_card(version="1.4.0", detections_per_img=300,
+                                                           topk_candidates=1000))
         self.assertEqual((card["task"], card["class_names"], card["tile_size"], card["overlap"], card["gsd"],
                           card["score_threshold"], card["iou_threshold"], card["class_aware_nms"]),
                          ("detect", ["Tree"], 400, 20, 0.1, 0.1, 0.15, False))

@@ -61,8 +61,11 @@ def operators_library(operators: str = "") -> str:
     return str(next(Path(torchvision.__file__).parent.glob("_C*.so")))
 
 
-def export(arch: str, folder: Path, tile: int):
-    """Saves folder/<arch>.pt, scripted; returns the eager network with the same weights."""
+def export(arch: str, folder: Path, tile: int, detections_per_img: int = 0):
+    """Saves folder/<arch>.pt, scripted; returns the eager network with the same weights.
+
+    detections_per_img: the detector's cap, set as a user's own export would (no card).
+    """
     import torch
 
     import mgpr_export
@@ -73,6 +76,8 @@ def export(arch: str, folder: Path, tile: int):
         # every anchor alike (within 1e-6: float noise would pick the boxes). Wider weights
         # spread the scores, and the threshold keeps the clear ones.
         torch.nn.init.normal_(network.head.classification_head.cls_logits.weight, std=0.2)
+    if detections_per_img:
+        mgpr_export.set_detection_limits(network, detections_per_img, None)
     mgpr_export.save_for_mgpr(mgpr_export.wrap(arch, network), str(folder / f"{arch}.pt"))
     return network
 

@@ -16,6 +16,8 @@ another LibTorch generation than the one mgpr was built with.
 """
 import argparse
 import csv
+import json
+import os
 import re
 import subprocess
 import sys
@@ -155,6 +157,29 @@ class TorchvisionModels(unittest.TestCase):
                 out = self.mgpr("wide.tif", "retinanet.pt", f"retina-wide-{ranks}", "task=detect", "tile_size=192",
                                 "overlap=64", "batch_size=2", f"gpus={ranks}", "threads=1")
                 self.assert_same_boxes(expected, read_boxes(out / "wide_detections.csv"), gt)
+
+    def test_tiles_at_an_existing_exports_cap_are_counted_and_named(self):
+        # A RetinaNet exported without a card, its detections_per_img lowered to 1: every tile
+        # that found a box reached it. mgpr reads the cap from the scripted network itself.
+        folder = self.folder / "capped"
+        folder.mkdir(exist_ok=True)
+        export("retinanet", folder, 192, detections_per_img=1)
+        logs = self.folder / "capped-logs"
+        done = subprocess.run([str(Path(ARGS.bin) / "mgpr"), str(self.folder / "wide.tif"),
+                               f"model={folder / 'retinanet.pt'}", f"output_dir={self.folder / 'capped-out'}",
+                               "accelerator=cpu", "precision=fp32", "task=detect", "tile_size=192", "overlap=64",
+                               f"model_libraries={operators_library(ARGS.operators)}"],
+                              capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "MGPR_LOG_DIR": str(logs)})
+        self.assertEqual(done.returncode, 0, done.stderr[-3000:])
+        rows = read_boxes(self.folder / "capped-out" / "wide_detections.csv")
+        self.assertGreater(len(rows), 0, "the random RetinaNet found nothing: the test would prove nothing")
+        summary = json.loads((logs / "rank-00000.json").read_text())
+        self.assertEqual(summary["box_cap"], 1)
+        self.assertGreaterEqual(summary["tiles_at_box_cap"], 1)
+        warning = next(text for text in summary["warnings"] if "cap of 1 boxes" in text)
+        self.assertRegex(warning, r"wide\.tif tile at x \d+, y \d+")
+        self.assertRegex(done.stdout, r"tiles? hit the model's cap of 1 boxes")
 
     def test_deeplabv3_on_overlapping_tiles_gives_pythons_classes_per_pixel(self):
         import numpy as np

@@ -36,7 +36,8 @@ def strip_comments(source: str) -> str:
 def cpp_keys(source: str):
     """(settings in order, the other keys parse_model_card accepts, the description's keys
     that the unknown-key message lists) from model_card.cpp's text."""
-    code = strip_comments(source)
+    # Adjacent literals are one string to the compiler (clang-format splits long ones).
+    code = re.sub(r'"\s*\n\s*"', "", strip_comments(source))
     table = re.search(r"std::array<\s*std::string_view\s*,\s*(\d+)\s*>\s*kCardSettings\s*\{(.*?)\}\s*;", code, re.S)
     if not table:
         raise NotFound(f"{CPP}: no `std::array<std::string_view, N> kCardSettings{{...}};` table")

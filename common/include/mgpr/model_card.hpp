@@ -12,9 +12,13 @@
 //   background_class
 // and its description is free-form text:
 //   name, version, licence (or license), source, description
+// and a detector's limits, as its exporter set them (whole numbers; the run counts the
+// tiles that reach the first, where the model itself does not say, docs/models.md):
+//   detections_per_img (the most boxes a tile), topk_candidates (a level's candidates)
 // plus "mgpr_card": 1, the format's version. Any other key is refused by name, so a
 // misspelt setting is not silently ignored. A card's settings are defaults: the config
 // file and key=value overrides still beat them.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,6 +40,8 @@ struct ModelCard {
   std::string licence;
   std::string source;
   std::string description;
+  std::optional<std::int64_t> detections_per_img;
+  std::optional<std::int64_t> topk_candidates;
   std::string settings_toml;              // its settings as TOML, config keys only
   std::vector<std::string> setting_keys;  // the config keys it sets, in the card's order
   std::string json_text;                  // the card as stored

@@ -68,6 +68,11 @@ struct RankSummary {
   // elsewhere and in summaries written before it existed): the pacing bounds it while
   // every rank lives, and a lost rank must not let it grow (docs/reliability.md).
   std::int64_t writer_held_peak_tiles = 0;
+  // task=detect: the most boxes the model returns for a tile (its detections_per_img, from
+  // the model or its card; 0 when unknown), and how many of this rank's tiles got that
+  // many: each may have lost objects (box_cap_message; the tiles are named in warnings).
+  std::int64_t box_cap = 0;
+  std::int64_t tiles_at_box_cap = 0;
   RankStatus status = RankStatus::kOk;
   std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;
@@ -102,6 +107,12 @@ struct JobTotals {
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
 };
 JobTotals total(std::span<const RankSummary> ranks);
+
+// "N tiles hit the model's cap of C boxes: raise detections_per_img or use smaller
+// tiles": one wording for the rank's warning, the run's end and the job's report.
+std::string box_cap_message(std::int64_t tiles, std::int64_t cap);
+// The job's whole: box_cap_message over every rank's tiles_at_box_cap, empty when none.
+std::string box_cap_message(std::span<const RankSummary> ranks);
 
 // Samples a rank's progress into a timeline of bounded length: a point at most every
 // `spacing`, and when `capacity` is reached every other point is dropped and the spacing
