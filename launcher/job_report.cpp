@@ -152,6 +152,7 @@ std::string rank_table(const JobReport& job) {
     const auto totals = total(job.ranks);
     out += fmt::format("total: {} rank(s), {} tiles, {:.2f} tiles/s over {}; nodes x ranks: {}\n", totals.ranks,
                        totals.tiles, totals.tiles_per_s(), seconds(totals.elapsed_s), geometry(job.ranks));
+    if (const auto store = store_requests_line(job.ranks); !store.empty()) out += store + "\n";
     for (const auto& rank : job.ranks) {
       if (!rank.error.empty()) out += fmt::format("rank {} error: {}\n", rank.rank, printable(rank.error));
       for (const auto& warning : rank.warnings) {

@@ -14,6 +14,16 @@ const StoreKeyRow& store_key_row(StoreKey key) {
 
 std::string store_key(StoreKey key) { return detail::store_key_with(key, 0, {}); }
 
+std::optional<StoreKey> store_key_of(std::string_view key) {
+  for (const auto& row : kStoreKeys) {
+    if (!key.starts_with(row.name)) continue;
+    const auto rest = key.substr(row.name.size());
+    // No name is another's followed by '/' (the table's rule), so one row at most matches.
+    if (row.parts.empty() ? rest.empty() : rest.starts_with('/')) return row.key;
+  }
+  return std::nullopt;
+}
+
 namespace detail {
 
 std::string store_key_with(StoreKey key, std::size_t part_count, std::string joined_parts) {

@@ -1,6 +1,7 @@
 #include "mgpr/summary.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -80,6 +81,7 @@ std::string to_json_text(const RankSummary& s) {
       {"writer_held_peak_tiles", s.writer_held_peak_tiles},
       {"box_cap", s.box_cap},
       {"tiles_at_box_cap", s.tiles_at_box_cap},
+      {"store_requests", s.store_requests},
       {"status", to_string(s.status)},
       {"error", s.error},
       {"warnings", s.warnings},
@@ -200,6 +202,9 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.writer_held_peak_tiles = whole_or<std::int64_t>(document, "writer_held_peak_tiles", 0, source);
     s.box_cap = whole_or<std::int64_t>(document, "box_cap", 0, source);
     s.tiles_at_box_cap = whole_or<std::int64_t>(document, "tiles_at_box_cap", 0, source);
+    if (document.contains("store_requests")) {
+      s.store_requests = document.at("store_requests").get<std::map<std::string, std::int64_t>>();
+    }
     s.local_world_size = whole_or<int>(document, "local_world_size", 1, source);
     s.node_rank = whole_or<int>(document, "node_rank", 0, source);
     s.master_addr = document.value("master_addr", std::string());
@@ -230,6 +235,29 @@ JobTotals total(std::span<const RankSummary> ranks) {
     totals.warnings += rank.warnings.size();
   }
   return totals;
+}
+
+std::string store_requests_line(std::span<const RankSummary> ranks) {
+  std::map<std::string, std::int64_t> rows;
+  std::int64_t requests = 0;
+  std::int64_t tiles = 0;
+  for (const auto& rank : ranks) {
+    tiles += rank.tiles;
+    for (const auto& [row, count] : rank.store_requests) {
+      rows[row] += count;
+      requests += count;
+    }
+  }
+  if (requests == 0) return {};
+  std::vector<std::pair<std::int64_t, std::string>> most;
+  for (const auto& [row, count] : rows) most.emplace_back(-count, row);
+  std::sort(most.begin(), most.end());
+  std::vector<std::string> shown;
+  for (const auto& [negated, row] : most) shown.push_back(fmt::format("{} {}", row, -negated));
+  return fmt::format(
+      "store: {} requests from {} ranks, {} a tile ({})", requests, ranks.size(),
+      tiles > 0 ? fmt::format("{:.2f}", static_cast<double>(requests) / static_cast<double>(tiles)) : std::string("-"),
+      fmt::join(shown, ", "));
 }
 
 std::string box_cap_message(std::int64_t tiles, std::int64_t cap) {

@@ -78,16 +78,6 @@ std::vector<std::int64_t> count_done(const TileResults& done, std::span<const Ti
   return counts;
 }
 
-// Copies the writer's most results held unwritten into the rank's summary when it goes
-// out of scope, before the stream it reads (declared after it).
-struct HeldPeakToSummary {
-  const OutputStream* stream;
-  RankSummary& summary;
-  ~HeldPeakToSummary() {
-    if (stream != nullptr) summary.writer_held_peak_tiles = stream->held_peak_tiles();
-  }
-};
-
 // One rank's run once prepared; the members are what its phases share.
 class RankRun {
  public:
@@ -139,14 +129,13 @@ class RankRun {
         fmt::print(stderr, "mgpr: removed {} temporary file(s) that a killed run left in {} (e.g. {})\n", stale.size(),
                    plan_.output.output_dir.string(), stale.front().filename().string());
       }
-      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer);
+      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer,
+                                              &summary_.writer_held_peak_tiles);
       run_.output->set_sink(stream.get());
     } else {
       mail = std::make_unique<ResultMail>(*communicator_, writer);
       run_.output->set_sink(mail.get());
     }
-    // However the loop ends (a lost peer included), the summary says what the writer held.
-    const HeldPeakToSummary held_peak{stream.get(), summary_};
     done_ = {};  // the earlier runs' results are rank 0's writer's now
     const auto run_tiles = static_cast<std::int64_t>(todo.size());
     printer_ = std::make_unique<ProgressPrinter>(ranks_.rank, run_tiles / ranks_.world_size, run_tiles,
@@ -154,6 +143,7 @@ class RankRun {
     const auto own_failures = run_tile_loop(plan_, ranks_, {*run_.source, *run_.model, *run_.output, *communicator_},
                                             todo, *printer_, summary_);
     // Every rank's last results are on the store before rank 0's writer takes the rest.
+    run_.output->flush_sink();
     communicator_->barrier();
     run_.output->set_sink(nullptr);
     std::exception_ptr write_failure;
@@ -176,12 +166,18 @@ class RankRun {
 
   // Whatever was measured is kept: the summary says which rank failed and why.
   void record_failure(const std::exception& failure, Clock::time_point started) {
-    add_task_notes(summary_, *run_.output);
+    note_counts();
     summary_.status = RankStatus::kFailed;
     summary_.error = failure.what();
     summary_.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
     mark_end_of_timeline(summary_);
     write_rank_summary(summary_);
+  }
+
+  // What the task and the store counted, into the summary.
+  void note_counts() {
+    add_task_notes(summary_, *run_.output);
+    if (communicator_) summary_.store_requests = communicator_->store_requests();
   }
 
   // The rank's summary file; then rank 0 prints every rank's summary as one table, and
@@ -192,7 +188,7 @@ class RankRun {
       summary_.error = fmt::format("stopped by signal {} ({}) with {} of {} tiles finished", stop_signal(),
                                    strsignal(stop_signal()), done_total_, run_.source->tiles().size());
     }
-    add_task_notes(summary_, *run_.output);
+    note_counts();
     write_rank_summary(summary_);
     const auto gathered = communicator_->all_gather(to_json_text(summary_));
     if (ranks_.rank == 0) {

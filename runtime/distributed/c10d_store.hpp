@@ -11,9 +11,11 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "distributed/collectives.hpp"
 #include "distributed/peer_watch.hpp"
+#include "distributed/store_traffic.hpp"
 
 namespace mgpr::runtime {
 
@@ -37,37 +39,71 @@ class SharedStore final : public KeyValueStore {
   explicit SharedStore(c10::intrusive_ptr<c10d::Store> store) : store_(std::move(store)) {}
 
   void set(const std::string& key, const std::string& value) override {
+    traffic_.count(key);
     const std::lock_guard lock(mutex_);
     store_->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
   }
   std::string get(const std::string& key) override {
+    traffic_.count(key);
     const std::lock_guard lock(mutex_);
     const auto bytes = store_->get(key);
     return {bytes.begin(), bytes.end()};
   }
   std::int64_t add(const std::string& key, std::int64_t delta) {
+    traffic_.count(key);
     const std::lock_guard lock(mutex_);
     return store_->add(key, delta);
   }
   bool check(const std::string& key) override {
+    traffic_.count(key);
     const std::lock_guard lock(mutex_);
     return store_->check({key});
   }
   std::string take(const std::string& key) {
+    traffic_.count(key, 2);  // a get and a delete
     const std::lock_guard lock(mutex_);
     const auto bytes = store_->get(key);
     store_->deleteKey(key);
     return {bytes.begin(), bytes.end()};
   }
+  // The counters under `keys` (each made by an add, so each is there) in one round trip
+  // where this LibTorch's store has multiGet (2.x; its server answers every key of one
+  // request), else one get each.
+  std::vector<std::int64_t> counters(const std::vector<std::string>& keys) {
+    if (keys.empty()) return {};
+    std::vector<std::vector<std::uint8_t>> values;
+    {
+      const std::lock_guard lock(mutex_);
+      if constexpr (requires { store_->multiGet(keys); }) {
+        if (store_->hasExtendedApi()) {
+          traffic_.count(keys.front());
+          values = store_->multiGet(keys);
+        }
+      }
+      if (values.empty()) {
+        for (const auto& key : keys) {
+          traffic_.count(key);
+          values.push_back(store_->get(key));
+        }
+      }
+    }
+    std::vector<std::int64_t> numbers;
+    for (const auto& value : values) numbers.push_back(std::stoll(std::string(value.begin(), value.end())));
+    return numbers;
+  }
   void wait(const std::string& key, std::chrono::milliseconds timeout) {
+    traffic_.count(key);
     const std::lock_guard lock(mutex_);
     store_->wait({key}, timeout);
   }
+  // Gloo's requests go through raw() and are not counted: collectives only, a few a run.
   [[nodiscard]] const c10::intrusive_ptr<c10d::Store>& raw() const { return store_; }
+  [[nodiscard]] const StoreTraffic& traffic() const { return traffic_; }
 
  private:
   std::mutex mutex_;
   c10::intrusive_ptr<c10d::Store> store_;
+  StoreTraffic traffic_;
 };
 
 // The peer watch's view of the store, with c10's errors as plain ones: their what()
@@ -95,6 +131,9 @@ class PlainPeerStore final : public PeerStore {
   }
   std::string get(const std::string& key) override {
     return plain([&] { return store_.get(key); });
+  }
+  std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override {
+    return plain([&] { return store_.counters(keys); });
   }
 
  private:

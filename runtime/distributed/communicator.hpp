@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,13 @@ class Communicator {
   // Atomically adds `delta` to a counter shared by all ranks and returns the new value
   // (the store's add). Thread-safe.
   virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
+  // The counters under `keys`, each made by an add before: one request where the store
+  // can answer several keys at once (the writer's poll of every rank's mail). Thread-safe.
+  virtual std::vector<std::int64_t> counters(const std::vector<std::string>& keys) {
+    std::vector<std::int64_t> values;
+    for (const auto& key : keys) values.push_back(add(key, 0));
+    return values;
+  }
   // A value on the store under `key` (stream/store_mail.hpp's messages). Thread-safe.
   virtual void put(const std::string& key, const std::string& bytes) = 0;
   // The value under `key`, which must have been put, removed from the store. Thread-safe.
@@ -32,6 +40,9 @@ class Communicator {
   // results, for it. Thread-safe and cheap (it reads what the watch found); a run of one
   // rank has nobody to lose.
   virtual void check_peers() {}
+  // This rank's requests to the run's store so far, by the key table's row
+  // (distributed/store_traffic.hpp); empty for a run of one rank, which has no store.
+  [[nodiscard]] virtual std::map<std::string, std::int64_t> store_requests() const { return {}; }
 };
 
 struct RendezvousOptions {

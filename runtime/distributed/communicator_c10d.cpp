@@ -111,6 +111,9 @@ class StoreCommunicator final : public Communicator {
   std::int64_t add(const std::string& key, std::int64_t delta) override {
     return plain([&] { return store_->add(key, delta); });
   }
+  std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override {
+    return plain([&] { return store_->counters(keys); });
+  }
   void put(const std::string& key, const std::string& bytes) override {
     plain([&] { store_->set(key, bytes); });
   }
@@ -118,6 +121,9 @@ class StoreCommunicator final : public Communicator {
     return plain([&] { return store_->take(key); });
   }
   void check_peers() override { peers_.check(); }
+  [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override {
+    return store_->traffic().by_row();
+  }
 
  private:
   // c10's errors carry a C++ backtrace and say nothing of the run: what the peer watch

@@ -117,6 +117,13 @@ void PeerWatch::watch_every_rank(const std::stop_token& stop) {
   const auto size = static_cast<std::size_t>(world_size_);
   std::vector<std::int64_t> beats(size, -1);
   std::vector<Clock::time_point> moved(size, Clock::now());
+  // Each beat counter made now, so that one request reads them all (a rank not yet
+  // beating reads as 0, and an add of 0 changes none a rank made first).
+  std::vector<std::string> beat_keys;
+  for (int r = 1; r < world_size_; ++r) {
+    beat_keys.push_back(beat_key(r));
+    (void)store_.add(beat_keys.back(), 0);
+  }
   auto next_look = Clock::now() + kBeatInterval;
   while (!stop.stop_requested()) {
     if (const auto ended = lines_->closed_without_goodbye(kLinePoll); !ended.empty() && !leaving_) {
@@ -127,9 +134,10 @@ void PeerWatch::watch_every_rank(const std::stop_token& stop) {
     const auto patience =
         stop_signal() != 0 ? std::min<std::chrono::seconds>(peer_timeout_, kStopPatience) : peer_timeout_;
     std::vector<int> silent;
+    const auto every_beat = store_.counters(beat_keys);  // one request for every rank
     for (int r = 1; r < world_size_; ++r) {
       const auto index = static_cast<std::size_t>(r);
-      const auto beat = store_.add(beat_key(r), 0);
+      const auto beat = every_beat[index - 1];
       if (beat != beats[index]) {
         beats[index] = beat;
         moved[index] = Clock::now();

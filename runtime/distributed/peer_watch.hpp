@@ -33,6 +33,12 @@ class PeerStore {
   virtual bool check(const std::string& key) = 0;
   // The value under `key`, which must be set.
   virtual std::string get(const std::string& key) = 0;
+  // The counters under `keys`, each made by an add: one request where the store can.
+  virtual std::vector<std::int64_t> counters(const std::vector<std::string>& keys) {
+    std::vector<std::int64_t> values;
+    for (const auto& key : keys) values.push_back(add(key, 0));
+    return values;
+  }
 };
 
 class PeerWatch final : public PeerLiveness {

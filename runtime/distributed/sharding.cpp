@@ -1,6 +1,9 @@
 #include "distributed/sharding.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "geometry/tiler.hpp"
@@ -8,6 +11,11 @@
 namespace mgpr::runtime {
 
 // The feeds copy their tiles (a few ints each) so they outlive whatever owned the span.
+
+std::int64_t lease_size(std::int64_t unclaimed, std::int64_t ranks) {
+  return std::clamp<std::int64_t>(unclaimed / (kLeasesPerRankLeft * std::max<std::int64_t>(ranks, 1)), 1,
+                                  kLongestLease);
+}
 
 TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size) {
   struct State {
@@ -26,19 +34,34 @@ TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size)
 TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key) {
   struct State {
     std::vector<Tile> tiles;
-    std::atomic<bool> exhausted{false};
+    std::int64_t ranks = 1;
+    std::mutex mutex;      // guards what follows: the rank's reader threads share its lease
+    std::size_t next = 0;  // the lease's next tile, and its end
+    std::size_t end = 0;
+    std::int64_t claimed_up_to = 0;  // the counter as this rank last saw it
+    bool exhausted = false;
   };
   auto state = std::make_shared<State>();
   state->tiles.assign(tiles.begin(), tiles.end());
+  state->ranks = std::max(communicator.world_size(), 1);
   return [state, &communicator, run_key]() -> std::optional<Tile> {
+    const std::lock_guard lock(state->mutex);
+    if (state->next < state->end) return state->tiles[state->next++];
     // Once one claim ran past the end every later one would too: skip the round trip.
-    if (state->exhausted.load(std::memory_order_relaxed)) return std::nullopt;
-    const std::int64_t claimed = communicator.add(run_key, 1) - 1;
-    if (claimed < 0 || static_cast<std::size_t>(claimed) >= state->tiles.size()) {
-      state->exhausted.store(true, std::memory_order_relaxed);
+    if (state->exhausted) return std::nullopt;
+    const auto total = static_cast<std::int64_t>(state->tiles.size());
+    const auto size = lease_size(total - state->claimed_up_to, state->ranks);
+    // The other reader threads wait meanwhile: they would claim the same.
+    const std::int64_t lease_end = communicator.add(run_key, size);
+    state->claimed_up_to = lease_end;
+    const std::int64_t first = lease_end - size;
+    if (first < 0 || first >= total) {
+      state->exhausted = true;
       return std::nullopt;
     }
-    return state->tiles[static_cast<std::size_t>(claimed)];
+    state->next = static_cast<std::size_t>(first);
+    state->end = static_cast<std::size_t>(std::min(lease_end, total));
+    return state->tiles[state->next++];
   };
 }
 

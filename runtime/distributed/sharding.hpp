@@ -10,7 +10,18 @@
 namespace mgpr::runtime {
 
 TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size);
-// `run_key` names the counter, so two runs on one store do not share it.
+// Dynamic sharding hands out leases: a claim (one add on the counter `run_key`, named so
+// two runs on one store do not share it) takes several contiguous tiles, of one raster
+// mostly (GDAL's block cache and a COG's ranges serve neighbours), which the rank's reader
+// threads then share. Sizes are guided: a share of what is still unclaimed, so leases are
+// long early and a tile long at the end, where the ranks then finish together; at most
+// kLongestLease tiles, so a rank never holds much more than it will do in a few batches.
+// A store request is made per lease, not per tile.
 TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key);
+
+// The rule: of `unclaimed` tiles, 1 / (kLeasesPerRankLeft x ranks), between 1 and kLongestLease.
+inline constexpr std::int64_t kLongestLease = 64;
+inline constexpr std::int64_t kLeasesPerRankLeft = 4;
+std::int64_t lease_size(std::int64_t unclaimed, std::int64_t ranks);
 
 }  // namespace mgpr::runtime

@@ -100,6 +100,7 @@ std::string usage_summary(std::span<const RankSummary> ranks, double job_elapsed
   const auto totals = total(ranks);
   text += fmt::format("  total: {} tiles on {} ranks, {:.2f} tiles/s\n", totals.tiles, totals.ranks,
                       job_elapsed_s > 0 ? static_cast<double>(totals.tiles) / job_elapsed_s : 0);
+  if (const auto store = store_requests_line(ranks); !store.empty()) text += fmt::format("  {}\n", store);
   if (const auto capped = box_cap_message(ranks); !capped.empty()) {
     text += fmt::format("  warning: {} (each rank's summary names them)\n", capped);
   }

@@ -20,8 +20,18 @@ namespace {
 // Batches a rank may have on the store unread before it waits for rank 0's writer: a
 // writer slower than the ranks slows them rather than growing rank 0's memory.
 constexpr std::int64_t kUnreadBatches = 64;
+// A message of results carries this many tiles, or went after waiting this long: five
+// requests a message (its key and its count; the writer's take, a get and a delete, and
+// its count of what it took), so a request per 25 tiles where the ranks are fast, and
+// at most ten a second a rank where they are slow.
+constexpr std::int64_t kMailTiles = 128;
+constexpr auto kMailAge = std::chrono::milliseconds(500);
 // How often rank 0's writer looks for the other ranks' results when its own are idle.
 constexpr auto kMailPoll = std::chrono::milliseconds(50);
+// How often it looks for rasters the others could not read: rare, and a second late only
+// holds back the rows after one (each look is a request per rank: 5,000 a second at 256
+// ranks were it every poll).
+constexpr auto kFailurePoll = std::chrono::seconds(1);
 
 int decode_failed_raster(const std::string& message) {
   const auto image = parse_number<int>(message, 0, std::numeric_limits<int>::max());
@@ -33,21 +43,60 @@ int decode_failed_raster(const std::string& message) {
 
 ResultMail::ResultMail(Communicator& communicator, int writer)
     : mail_(communicator, StoreKey::kResultMail, writer, kUnreadBatches),
-      failures_(communicator, StoreKey::kFailureMail, writer, kUnreadBatches) {}
+      failures_(communicator, StoreKey::kFailureMail, writer, kUnreadBatches),
+      sender_([this](const std::stop_token& stop) { send_old(stop); }) {}
 
-void ResultMail::take(TileResults batch) { mail_.send(encode_results(batch)); }
+ResultMail::~ResultMail() {
+  sender_.request_stop();
+  wake_.notify_all();
+}
+
+void ResultMail::take(TileResults batch) {
+  std::unique_lock lock(mail_mutex_);
+  if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
+  if (waiting_.empty()) waiting_since_ = std::chrono::steady_clock::now();
+  waiting_.merge(batch);
+  if (static_cast<std::int64_t>(waiting_.size()) >= kMailTiles) send_waiting(lock);
+}
+
+void ResultMail::flush() {
+  std::unique_lock lock(mail_mutex_);
+  if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
+  send_waiting(lock);
+}
+
+void ResultMail::send_waiting(std::unique_lock<std::mutex>& /*lock*/) {
+  if (waiting_.empty()) return;
+  mail_.send(encode_results(waiting_));
+  waiting_.clear();
+}
+
+void ResultMail::send_old(const std::stop_token& stop) {
+  std::unique_lock lock(mail_mutex_);
+  while (!stop.stop_requested()) {
+    wake_.wait_for(lock, stop, kMailAge / 2, [] { return false; });
+    if (waiting_.empty() || send_failure_ || std::chrono::steady_clock::now() - waiting_since_ < kMailAge) continue;
+    try {
+      send_waiting(lock);
+    } catch (...) {
+      send_failure_ = std::current_exception();  // a lost run or store: the rank's own call says so
+    }
+  }
+}
 
 void ResultMail::raster_failed(int image, const std::string& /*reason*/) {
   const std::lock_guard lock(failures_mutex_);
   failures_.send(std::to_string(image));
 }
 
-OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer)
+OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer,
+                           std::int64_t* held_peak_record)
     : output_(output),
       communicator_(communicator),
       writer_(writer),
       mailbox_(communicator, StoreKey::kResultMail, writer),
-      failure_mailbox_(communicator, StoreKey::kFailureMail, writer) {
+      failure_mailbox_(communicator, StoreKey::kFailureMail, writer),
+      held_peak_record_(held_peak_record) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -105,7 +154,10 @@ void OutputStream::run() {
       if (!failed) communicator_.check_peers();
       // After a failure the results are still taken, so no rank waits on a full mailbox,
       // and dropped: nothing more is written.
-      for (const auto& message : failure_mailbox_.receive()) failed_rasters.push_back(decode_failed_raster(message));
+      if (const auto now = std::chrono::steady_clock::now(); last || now >= next_failure_poll_) {
+        next_failure_poll_ = now + kFailurePoll;
+        for (const auto& message : failure_mailbox_.receive()) failed_rasters.push_back(decode_failed_raster(message));
+      }
       if (!failed) {
         for (const auto image : failed_rasters) mark_failed(image);
       }
@@ -117,6 +169,7 @@ void OutputStream::run() {
       if (failed) continue;
       for (auto& batch : batches) absorb(std::move(batch));
       write_final_rows();
+      publish_written();
     } catch (...) {
       {
         const std::lock_guard lock(mutex_);
@@ -127,6 +180,12 @@ void OutputStream::run() {
       release_ranks();
     }
   }
+}
+
+void OutputStream::publish_written() {
+  if (uncounted_ == 0) return;
+  count_written(communicator_, writer_, uncounted_);
+  uncounted_ = 0;
 }
 
 void OutputStream::release_ranks() {
@@ -168,7 +227,10 @@ void OutputStream::absorb(TileResults batch) {
     if (row == rows.end() || row->row != id.row) throw std::logic_error("a result for a tile the run does not have");
     if (failed || held_.try_emplace(id, std::move(payload)).second) ++row->received;
   }
-  held_peak_.store(std::max(held_peak_.load(), static_cast<std::int64_t>(held_.size())));
+  const auto held = static_cast<std::int64_t>(held_.size());
+  if (held <= held_peak_.load()) return;
+  held_peak_.store(held);
+  if (held_peak_record_ != nullptr) *held_peak_record_ = held;
 }
 
 void OutputStream::mark_failed(int image) {
@@ -198,7 +260,7 @@ void OutputStream::write_next_row() {
   const auto [first, last] = results_of_row(held_, where.image, where.row);
   results_of_[next_image_] += output_.write_row(where, first, last, written_);
   held_.erase(first, last);
-  count_written(communicator_, writer_, row.tiles);
+  uncounted_ += row.tiles;
   if (++next_row_ == rows.size()) {
     ++next_image_;
     next_row_ = 0;
@@ -215,7 +277,7 @@ void OutputStream::abandon_next_raster() {
   for (auto row = rows.begin() + static_cast<std::ptrdiff_t>(next_row_); row != rows.end(); ++row) {
     unwritten += row->tiles;
   }
-  count_written(communicator_, writer_, unwritten);
+  uncounted_ += unwritten;
   ++next_image_;
   next_row_ = 0;
 }
@@ -248,6 +310,7 @@ std::vector<std::filesystem::path> OutputStream::finish(const RasterFailures& fa
     }
   }
   output_.finish_outputs(outcomes, written_);
+  publish_written();
   return std::move(written_);
 }
 

@@ -10,6 +10,7 @@
 // is bounded by the rows in progress (and what the tasks hold back of them: boxes near
 // the next row, task=detect).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -26,24 +27,44 @@
 
 namespace mgpr::runtime {
 
-// On the ranks other than the writer's.
+// On the ranks other than the writer's. Batches travel together: a message goes when
+// kMailTiles results are waiting, or the first of them has waited kMailAge (a thread of
+// its own sends it, so results never wait for the rank's next batch, which the writer's
+// pacing may hold back until they arrive), or at flush.
 class ResultMail final : public ResultSink {
  public:
   ResultMail(Communicator& communicator, int writer);
+  ~ResultMail() override;
+  ResultMail(const ResultMail&) = delete;
+  ResultMail& operator=(const ResultMail&) = delete;
   void take(TileResults batch) override;
   void raster_failed(int image, const std::string& reason) override;
+  void flush() override;
 
  private:
+  void send_waiting(std::unique_lock<std::mutex>& lock);
+  void send_old(const std::stop_token& stop);
+
+  std::mutex mail_mutex_;  // guards mail_ and what waits for it
+  std::condition_variable_any wake_;
   MailToWriter mail_;
-  std::mutex failures_mutex_;  // reader threads may fail rasters at once
+  TileResults waiting_;  // results not yet sent
+  std::chrono::steady_clock::time_point waiting_since_{};
+  std::exception_ptr send_failure_;  // the sending thread's, thrown on the rank's next take or flush
+  std::mutex failures_mutex_;        // reader threads may fail rasters at once
   MailToWriter failures_;
+  std::jthread sender_;  // last: started once everything above is set
 };
 
 // On the writer's rank.
 class OutputStream final : public ResultSink {
  public:
   // `earlier`: the results of earlier runs (resume), written as their rasters become final.
-  OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer);
+  // `held_peak_record`, when given, gets held_peak_tiles() whenever it grows, on the writing
+  // thread, and keeps it after the stream is gone however the loop ended (the rank's
+  // summary); read it once the stream is destroyed or drained.
+  OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer,
+               std::int64_t* held_peak_record = nullptr);
   // Stops the writing thread; the run's files not finished are not made.
   ~OutputStream() override;
   OutputStream(const OutputStream&) = delete;
@@ -80,6 +101,10 @@ class OutputStream final : public ResultSink {
   // The next raster failed: its own files are abandoned (rows already in the run's files
   // stay) and its tiles not written are counted as written, for the pacing.
   void abandon_next_raster();
+  // The tiles written (or passed over) since the last call, counted on the store for the
+  // ranks' pacing: once a wake of the writer, not once a row (a request a tile for rasters
+  // of one tile a row).
+  void publish_written();
 
   // One row of a raster's tiles.
   struct Row {
@@ -98,9 +123,12 @@ class OutputStream final : public ResultSink {
   std::vector<std::int64_t> results_of_;    // per image: what write_row returned, added up
   TileResults held_;                        // the results not yet written
   std::atomic<std::int64_t> held_peak_{0};  // held_'s largest size (only the writing thread stores)
-  std::set<int> failed_;                    // rasters some rank could not read, as learnt
-  std::size_t next_image_ = 0;              // the first raster not wholly written
-  std::size_t next_row_ = 0;                // its first row not written (index into rows_)
+  std::int64_t* held_peak_record_;
+  std::set<int> failed_;        // rasters some rank could not read, as learnt
+  std::size_t next_image_ = 0;  // the first raster not wholly written
+  std::size_t next_row_ = 0;    // its first row not written (index into rows_)
+  std::int64_t uncounted_ = 0;  // tiles written, not yet counted on the store
+  std::chrono::steady_clock::time_point next_failure_poll_{};
   std::vector<std::filesystem::path> written_;
 
   std::mutex mutex_;  // guards what follows, shared with the thread

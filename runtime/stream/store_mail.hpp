@@ -29,6 +29,7 @@ class MailToWriter {
   int writer_;
   std::int64_t max_unread_;
   std::int64_t sent_ = 0;
+  std::int64_t known_taken_ = 0;  // the writer's count as last read
 };
 
 // On the writer's rank: the mail of every other rank.
@@ -43,7 +44,9 @@ class WriterMailbox {
   Communicator& communicator_;
   StoreKey topic_;
   int writer_;
-  std::vector<std::int64_t> taken_;  // per rank
+  std::vector<std::int64_t> taken_;     // per rank
+  std::vector<int> senders_;            // every rank but the writer's
+  std::vector<std::string> sent_keys_;  // their count of messages sent, in that order
 };
 
 }  // namespace mgpr::runtime

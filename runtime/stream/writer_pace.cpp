@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "distributed/sharding.hpp"
 #include "mgpr/store_keys.hpp"
 #include "resume/stop_request.hpp"
 
@@ -38,7 +39,8 @@ std::int64_t unwritten_limit(std::span<const Tile> tiles, std::int64_t batch_siz
     widest = std::max(widest, row);
   }
   const auto batches = std::int64_t{4} * world_size * batch_size;
-  return std::max({kUnwrittenTiles, 2 * widest, batches});
+  const auto leases = std::int64_t{2} * world_size * kLongestLease;
+  return std::max({kUnwrittenTiles, 2 * widest, batches, leases});
 }
 
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator, int writer,

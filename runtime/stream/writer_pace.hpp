@@ -22,8 +22,9 @@ inline constexpr std::int64_t kReleasedCount = std::int64_t{1} << 50;
 // How many tiles may wait for the writer in a run of `tiles` (the run's order): never
 // fewer than kUnwrittenTiles, than two rows of the widest raster (so the tiles that
 // complete the row the writer waits for are never held back: with either sharding they
-// lie within one row of it), nor than four batches of every rank (so the ranks' queues
-// stay full while the writer keeps up).
+// lie within one row of it), than four batches of every rank (so the ranks' queues
+// stay full while the writer keeps up), nor than two of every rank's longest leases
+// (distributed/sharding.hpp: a rank's lease runs ahead of the others' in the run's order).
 std::int64_t unwritten_limit(std::span<const Tile> tiles, std::int64_t batch_size, int world_size);
 
 // `feed`, waiting before it hands out a tile more than `limit` tiles beyond the count

@@ -45,6 +45,8 @@ class ResultSink {
   // A raster this rank could not read: what is held of it and what comes later is of no
   // use. Called from reader threads.
   virtual void raster_failed(int image, const std::string& reason) = 0;
+  // Sends on whatever the sink still holds: the rank's loop ended.
+  virtual void flush() {}
 };
 
 // What a rank's tiles told of the model, for the rank's summary: task=detect counts the
@@ -68,6 +70,10 @@ class TaskOutput : public BatchConsumer {
   void consume_with_inputs(std::span<const TileData> tiles, const torch::IValue& output, const BatchInput& input) final;
   void set_journal(TileJournal* journal) { journal_ = journal; }
   void set_sink(ResultSink* sink) { sink_ = sink; }
+  // The sink's flush (when set): every result of the loop on its way before the ranks meet.
+  void flush_sink() {
+    if (sink_ != nullptr) sink_->flush();
+  }
   // Passed on to the sink (when set).
   void raster_failed(int image, const std::string& reason) final {
     if (sink_ != nullptr) sink_->raster_failed(image, reason);

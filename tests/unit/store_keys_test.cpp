@@ -52,5 +52,23 @@ TEST(StoreKeys, TheWrongNumberOfPartsIsRefusedNamingTheKey) {
   EXPECT_THROW((void)store_key(StoreKey::kTilesDone, 1), std::logic_error);
 }
 
+// A rank's requests are counted by the row of their key: every key a row makes is found
+// again as that row, and a key of no row is none.
+TEST(StoreKeys, EveryKeyARowMakesIsFoundAgainAsThatRow) {
+  for (const auto& row : kStoreKeys) {
+    std::string key(row.name);
+    for (const char part : row.parts) {
+      if (part == '<') key += "/7";
+    }
+    EXPECT_EQ(store_key_of(key), row.key) << key;
+  }
+  EXPECT_EQ(store_key_of("stream/results/0/5/sent"), StoreKey::kResultMail);
+  EXPECT_EQ(store_key_of("rendezvous/verdict_read"), StoreKey::kVerdictRead);
+  EXPECT_EQ(store_key_of("tiles/next/3"), std::nullopt);  // a row without parts, given one
+  EXPECT_EQ(store_key_of("arrived"), std::nullopt);       // a row with parts, given none
+  EXPECT_EQ(store_key_of("tiles/nextx"), std::nullopt);
+  EXPECT_EQ(store_key_of(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace mgpr

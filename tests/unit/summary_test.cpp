@@ -33,6 +33,7 @@ mgpr::RankSummary sample(int rank, std::int64_t tiles, double elapsed) {
   s.memory_device_peak_bytes = 4LL << 30;
   s.host_peak_bytes = 5LL << 30;
   s.writer_held_peak_tiles = 300;
+  s.store_requests = {{"tiles/next", tiles + 1}, {"beat", 12}};
   s.batches = tiles / 4;
   s.read_s = elapsed / 3;
   s.data_wait_s = 0.25;
@@ -65,6 +66,14 @@ TEST(Summary, OlderSummariesWithoutTheRendezvousFieldsStillRead) {
   EXPECT_EQ(read.master_port, 0);
   EXPECT_EQ(read.visible_devices, "");
   EXPECT_EQ(read.tiles, 8);
+}
+
+// The run's requests to its store, over every rank: the most asked row first.
+TEST(Summary, TheStoreLineAddsEveryRanksRequestsByRow) {
+  const std::vector<mgpr::RankSummary> ranks{sample(0, 100, 10.0), sample(1, 120, 12.0)};
+  EXPECT_EQ(mgpr::store_requests_line(ranks),
+            "store: 246 requests from 2 ranks, 1.12 a tile (tiles/next 222, beat 24)");
+  EXPECT_EQ(mgpr::store_requests_line(std::vector<mgpr::RankSummary>{mgpr::RankSummary{}}), "");
 }
 
 TEST(Summary, StatusSurvivesRoundTrip) {

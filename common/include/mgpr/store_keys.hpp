@@ -10,6 +10,7 @@
 // with parts never equals another row's key.
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -94,6 +95,10 @@ inline constexpr std::array kStoreKeys{
 };
 
 const StoreKeyRow& store_key_row(StoreKey key);
+
+// The row a key on the store belongs to: its name alone, or its name and parts; nullopt
+// for a key of no row (counting a rank's requests by row, distributed/store_traffic.hpp).
+std::optional<StoreKey> store_key_of(std::string_view key);
 
 // The key of a row that has no parts.
 std::string store_key(StoreKey key);

@@ -3,6 +3,7 @@
 // stopped) as <log_root>/<jobid>/rank-NNNNN.json, and read back by mgpr-logs.
 // The JSON field names are the contract; kSummarySchema changes when they do.
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,6 +74,9 @@ struct RankSummary {
   // many: each may have lost objects (box_cap_message; the tiles are named in warnings).
   std::int64_t box_cap = 0;
   std::int64_t tiles_at_box_cap = 0;
+  // The rank's requests to the run's store by the key table's row (mgpr/store_keys.hpp):
+  // what a tile costs rank 0's store server, and which stage asked. Empty for one rank.
+  std::map<std::string, std::int64_t> store_requests;
   RankStatus status = RankStatus::kOk;
   std::string error;  // why, when status is not ok
   std::vector<std::string> warnings;
@@ -107,6 +111,9 @@ struct JobTotals {
   [[nodiscard]] double tiles_per_s() const { return elapsed_s > 0 ? static_cast<double>(tiles) / elapsed_s : 0; }
 };
 JobTotals total(std::span<const RankSummary> ranks);
+// "store: 12,345 requests from 4 ranks, 1.5 a tile (tiles/next 8,000, beat 300, ...)",
+// the rows most asked first; empty when no rank counted any.
+std::string store_requests_line(std::span<const RankSummary> ranks);
 
 // "N tiles hit the model's cap of C boxes: raise detections_per_img or use smaller
 // tiles": one wording for the rank's warning, the run's end and the job's report.

@@ -38,6 +38,7 @@
 #include "distributed/sharding.hpp"
 #include "geometry/tiler.hpp"
 #include "mgpr/input_list.hpp"
+#include "mgpr/store_keys.hpp"
 #include "resume/stop_request.hpp"
 #include "support/comm_payload.hpp"
 
@@ -118,7 +119,7 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
   const std::string sharding = keys.contains("sharding") ? keys.at("sharding") : "none";
   if (sharding != "none") {
     TileFeed feed = sharding == "static" ? make_static_feed(all, ranks.rank, ranks.world_size)
-                                         : make_dynamic_feed(all, *communicator, "tiles/test");
+                                         : make_dynamic_feed(all, *communicator, store_key(StoreKey::kNextTile));
     const auto delay = std::chrono::milliseconds(number(keys, "delay_ms", 0));
     std::mutex mutex;
     std::vector<TileId> processed;
@@ -145,6 +146,10 @@ int be_one_rank(const std::map<std::string, std::string>& keys) {
     for (auto& reader : readers) reader.join();
     if (failure) std::rethrow_exception(failure);
     for (const auto& id : processed) line(fmt::format("tile {} {} {}", id.image, id.row, id.column));
+    // This rank's requests of the feed, as the communicator counted them.
+    const auto requests = communicator->store_requests();
+    const auto claims = requests.find(std::string(store_key_row(StoreKey::kNextTile).name));
+    line(fmt::format("claims {}", claims == requests.end() ? 0 : claims->second));
     communicator->barrier();  // every rank done before any leaves
   }
 

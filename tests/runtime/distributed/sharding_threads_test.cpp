@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -66,6 +67,43 @@ TEST(TileFeed, DynamicFeedsSharingACounterSplitEveryTileOnce) {
   EXPECT_EQ(first, ids(tiles));
   // Another run key is another counter.
   EXPECT_EQ(drain(make_dynamic_feed(tiles, *communicator, "run-b"), 2), ids(tiles));
+}
+
+// Leases are a share of what is unclaimed: long early (at most kLongestLease), a tile at
+// the end, so the ranks finish together.
+TEST(TileFeed, LeasesAreGuidedFromLongToOneTile) {
+  EXPECT_EQ(lease_size(8'000'000, 256), kLongestLease);
+  EXPECT_EQ(lease_size(1000, 4), 62);
+  EXPECT_EQ(lease_size(10'000, 4), 64);
+  EXPECT_EQ(lease_size(100, 4), 6);
+  EXPECT_EQ(lease_size(7, 4), 1);
+  EXPECT_EQ(lease_size(0, 4), 1);
+  EXPECT_EQ(lease_size(100, 0), 25);  // a world of no ranks counts as one
+}
+
+// A long run: a store request per lease of 64 tiles, not per tile; every tile once, and
+// one rank's tiles in order (its leases are contiguous).
+TEST(TileFeed, ALongRunClaimsALeaseOf64TilesARequest) {
+  class CountingCommunicator final : public Communicator {
+   public:
+    [[nodiscard]] int rank() const override { return 0; }
+    [[nodiscard]] int world_size() const override { return 1; }
+    void barrier() override {}
+    std::vector<std::string> all_gather(const std::string& bytes) override { return {bytes}; }
+    std::int64_t add(const std::string& key, std::int64_t delta) override {
+      ++adds;
+      return inner->add(key, delta);
+    }
+    void put(const std::string& key, const std::string& bytes) override { inner->put(key, bytes); }
+    std::string take(const std::string& key) override { return inner->take(key); }
+    std::unique_ptr<Communicator> inner = make_local_communicator();
+    std::atomic<int> adds{0};
+  };
+  const auto tiles = tile_image(0, 100 * 64, 100 * 64, 64, 0);  // 10,000 tiles
+  CountingCommunicator communicator;
+  EXPECT_EQ(drain(make_dynamic_feed(tiles, communicator, "run"), 1), ids(tiles));
+  EXPECT_LT(communicator.adds.load(), 10'000 / 50) << "requests for 10,000 tiles";
+  EXPECT_GT(communicator.adds.load(), 10'000 / 64);
 }
 
 TEST(LocalCommunicator, CountsGathersAndNeedsNoNetwork) {
