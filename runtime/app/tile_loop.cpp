@@ -41,12 +41,12 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
   summary.started_unix_s = unix_now();
   timeline.record({0, 0, 0});
   // Every rank adds its tiles to one counter on the store, so rank 0's line shows the
-  // whole run's progress: at most twice a second, not per batch (a GPU does dozens).
+  // whole run's progress: at most once a second, not per batch (a GPU does dozens).
   std::int64_t counted = 0;
   std::int64_t run_done = 0;
   auto last_count = Clock::time_point{};
   const auto on_batch = [&](const PipelineStats& running) {
-    if (const auto now = Clock::now(); now - last_count >= std::chrono::milliseconds(500)) {
+    if (const auto now = Clock::now(); now - last_count >= std::chrono::seconds(1)) {
       run_done = parts.communicator.add(store_key(StoreKey::kTilesDone), running.tiles - counted);
       counted = running.tiles;
       last_count = now;

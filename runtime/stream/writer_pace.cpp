@@ -38,9 +38,8 @@ std::int64_t unwritten_limit(std::span<const Tile> tiles, std::int64_t batch_siz
     row = i > 0 && tiles[i].id.image == tiles[i - 1].id.image && tiles[i].id.row == tiles[i - 1].id.row ? row + 1 : 1;
     widest = std::max(widest, row);
   }
-  const auto batches = std::int64_t{4} * world_size * batch_size;
-  const auto leases = std::int64_t{2} * world_size * kLongestLease;
-  return std::max({kUnwrittenTiles, 2 * widest, batches, leases});
+  const auto on_the_way = world_size * (4 * batch_size + 2 * kLongestLease + kMailTiles);
+  return std::max({kUnwrittenTiles, 2 * widest, on_the_way});
 }
 
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator, int writer,

@@ -77,6 +77,23 @@ else
   cat "$out" >&2
 fi
 
+# The run's store under 4 ranks at 300 tiles/s, without models: every tile done once, the
+# figures the docs quote, and a request a tile at most (leases and batched mail).
+out=$work/store.txt
+if "$bin/mgpr-bench-store" --ranks 4 --tiles-per-s 300 --tiles 600 --batch 4 >"$out" 2>&1; then
+  grep -Eq "^ranks 4, target 300 tiles/s, batch 4, 12 boxes a tile: 600 tiles in [0-9.]+ s" "$out" ||
+    fail "mgpr-bench-store: not 600 tiles done"
+  per_tile=$(sed -n 's/^store: [0-9]* requests, \([0-9.]*\) a tile.*/\1/p' "$out")
+  if [[ -z $per_tile ]] || ! awk -v r="$per_tile" 'BEGIN { exit !(r > 0 && r <= 1) }'; then
+    fail "mgpr-bench-store: ${per_tile:-no} requests a tile, not in (0, 1]"
+  fi
+  grep -q '"p99_us"' "$out" || fail "mgpr-bench-store: no JSON line"
+  echo "store: $per_tile requests a tile"
+else
+  fail "mgpr-bench-store exited non-zero"
+  cat "$out" >&2
+fi
+
 # The read path: a 512² GeoTIFF in 128² tiles is 16 tiles for each worker count.
 if [[ -x $bin/mgpr-bench-read && -x $bin/mgpr-test-image ]]; then
   "$bin/mgpr-test-image" --size 512 "$work/image.tif" >/dev/null
