@@ -24,19 +24,19 @@ auto TimedCommunicator::timed(const Call& call) -> decltype(call()) {
 }
 
 std::int64_t TimedCommunicator::add(const std::string& key, std::int64_t delta) {
-  return timed([&] { return inner_->add(key, delta); });
+  return timed([&] { return ForwardingCommunicator::add(key, delta); });
 }
 std::vector<std::int64_t> TimedCommunicator::counters(const std::vector<std::string>& keys) {
-  return timed([&] { return inner_->counters(keys); });
+  return timed([&] { return ForwardingCommunicator::counters(keys); });
 }
 void TimedCommunicator::put(const std::string& key, const std::string& bytes) {
   (void)timed([&] {
-    inner_->put(key, bytes);
+    ForwardingCommunicator::put(key, bytes);
     return 0;
   });
 }
 std::string TimedCommunicator::take(const std::string& key) {
-  return timed([&] { return inner_->take(key); });
+  return timed([&] { return ForwardingCommunicator::take(key); });
 }
 
 InstantWriter::InstantWriter(runtime::Communicator& store)

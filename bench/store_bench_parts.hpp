@@ -34,25 +34,19 @@ struct Latencies {
 };
 
 // A rank's client, each request timed.
-class TimedCommunicator final : public runtime::Communicator {
+class TimedCommunicator final : public runtime::ForwardingCommunicator {
  public:
   TimedCommunicator(std::unique_ptr<runtime::Communicator> inner, Latencies& into)
-      : inner_(std::move(inner)), into_(into) {}
-  [[nodiscard]] int rank() const override { return inner_->rank(); }
-  [[nodiscard]] int world_size() const override { return inner_->world_size(); }
-  void barrier() override { inner_->barrier(); }
-  std::vector<std::string> all_gather(const std::string& bytes) override { return inner_->all_gather(bytes); }
+      : ForwardingCommunicator(std::move(inner)), into_(into) {}
   std::int64_t add(const std::string& key, std::int64_t delta) override;
   std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override;
   void put(const std::string& key, const std::string& bytes) override;
   std::string take(const std::string& key) override;
-  [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override { return inner_->store_requests(); }
 
  private:
   template <class Call>
   auto timed(const Call& call) -> decltype(call());
 
-  std::unique_ptr<runtime::Communicator> inner_;
   Latencies& into_;
 };
 

@@ -45,6 +45,26 @@ class Communicator {
   [[nodiscard]] virtual std::map<std::string, std::int64_t> store_requests() const { return {}; }
 };
 
+// Passes every call to `inner`: the base of a communicator that watches some calls and
+// changes none (bench/store times each request; tests count them).
+class ForwardingCommunicator : public Communicator {
+ public:
+  explicit ForwardingCommunicator(std::unique_ptr<Communicator> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] int rank() const override { return inner_->rank(); }
+  [[nodiscard]] int world_size() const override { return inner_->world_size(); }
+  void barrier() override { inner_->barrier(); }
+  std::vector<std::string> all_gather(const std::string& bytes) override { return inner_->all_gather(bytes); }
+  std::int64_t add(const std::string& key, std::int64_t delta) override { return inner_->add(key, delta); }
+  std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override { return inner_->counters(keys); }
+  void put(const std::string& key, const std::string& bytes) override { inner_->put(key, bytes); }
+  std::string take(const std::string& key) override { return inner_->take(key); }
+  void check_peers() override { inner_->check_peers(); }
+  [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override { return inner_->store_requests(); }
+
+ private:
+  std::unique_ptr<Communicator> inner_;
+};
+
 struct RendezvousOptions {
   // How long rank 0 waits for every rank to arrive, and the others for rank 0's store.
   std::chrono::seconds timeout{300};

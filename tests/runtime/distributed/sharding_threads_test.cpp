@@ -84,19 +84,13 @@ TEST(TileFeed, LeasesAreGuidedFromLongToOneTile) {
 // A long run: a store request per lease of 64 tiles, not per tile; every tile once, and
 // one rank's tiles in order (its leases are contiguous).
 TEST(TileFeed, ALongRunClaimsALeaseOf64TilesARequest) {
-  class CountingCommunicator final : public Communicator {
+  class CountingCommunicator final : public ForwardingCommunicator {
    public:
-    [[nodiscard]] int rank() const override { return 0; }
-    [[nodiscard]] int world_size() const override { return 1; }
-    void barrier() override {}
-    std::vector<std::string> all_gather(const std::string& bytes) override { return {bytes}; }
+    CountingCommunicator() : ForwardingCommunicator(make_local_communicator()) {}
     std::int64_t add(const std::string& key, std::int64_t delta) override {
       ++adds;
-      return inner->add(key, delta);
+      return ForwardingCommunicator::add(key, delta);
     }
-    void put(const std::string& key, const std::string& bytes) override { inner->put(key, bytes); }
-    std::string take(const std::string& key) override { return inner->take(key); }
-    std::unique_ptr<Communicator> inner = make_local_communicator();
     std::atomic<int> adds{0};
   };
   const auto tiles = tile_image(0, 100 * 64, 100 * 64, 64, 0);  // 10,000 tiles
