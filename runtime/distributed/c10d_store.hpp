@@ -32,6 +32,27 @@ inline std::string cause_of(const std::exception& error) {
   return text;
 }
 
+// The store's server on its classic socket loop, where the LibTorch has the choice (2.x
+// serves it from libuv by default). Under the results streamed to rank 0 while tiles run
+// (hundreds of kilobytes a message, thousands of requests a second), the libuv server
+// closed a rank's connection now and then, without a word (`failed to recv, got 0
+// bytes` on the rank): 3 of about 10 runs of the 65536² mosaic at 4 million boxes.
+// A template, so that a LibTorch without the field (1.13) never compiles the assignment.
+template <typename Options>
+void serve_from_classic_loop(Options& options) {
+  if constexpr (requires { options.useLibUV; }) options.useLibUV = false;
+}
+
+// Every key's value in one request where the store has multiGet (LibTorch 2.x), else
+// nothing (the caller asks key by key). A template for the same reason as above.
+template <typename Store>
+std::vector<std::vector<std::uint8_t>> multi_get_where_possible(Store& store, const std::vector<std::string>& keys) {
+  if constexpr (requires { store.multiGet(keys); }) {
+    if (store.hasExtendedApi()) return store.multiGet(keys);
+  }
+  return {};
+}
+
 // Store access from the main thread and the reader threads (dynamic sharding's add): a
 // TCPStore client is one socket, so one request at a time.
 class SharedStore final : public KeyValueStore {
@@ -74,12 +95,8 @@ class SharedStore final : public KeyValueStore {
     std::vector<std::vector<std::uint8_t>> values;
     {
       const std::lock_guard lock(mutex_);
-      if constexpr (requires { store_->multiGet(keys); }) {
-        if (store_->hasExtendedApi()) {
-          traffic_.count(keys.front());
-          values = store_->multiGet(keys);
-        }
-      }
+      values = multi_get_where_possible(*store_, keys);
+      if (!values.empty()) traffic_.count(keys.front());
       if (values.empty()) {
         for (const auto& key : keys) {
           traffic_.count(key);

@@ -158,16 +158,6 @@ class StoreCommunicator final : public Communicator {
   std::unique_ptr<Collectives> collectives_;
 };
 
-// The store's server on its classic socket loop, where the LibTorch has the choice (2.x
-// serves it from libuv by default). Under the results streamed to rank 0 while tiles run
-// (hundreds of kilobytes a message, thousands of requests a second), the libuv server
-// closed a rank's connection now and then, without a word (`failed to recv, got 0
-// bytes` on the rank): 3 of about 10 runs of the 65536² mosaic at 4 million boxes.
-template <typename Options>
-void serve_from_classic_loop(Options& options) {
-  if constexpr (requires { options.useLibUV; }) options.useLibUV = false;
-}
-
 std::shared_ptr<SharedStore> open_store(const RankEnvironment& ranks, const RendezvousOptions& options,
                                         const std::string& address) {
   c10d::TCPStoreOptions store_options;  // fields assigned one by one: 2.x added more

@@ -42,8 +42,7 @@ c10d::TCPStoreOptions options_for(int port, bool server, int clients, std::chron
   options.numWorkers = static_cast<std::size_t>(clients);
   options.waitWorkers = false;
   options.timeout = timeout;
-  // The classic socket loop, as a run's rank 0 serves it (communicator_c10d.cpp says why).
-  if constexpr (requires { options.useLibUV; }) options.useLibUV = false;
+  serve_from_classic_loop(options);  // as a run's rank 0 serves it
   return options;
 }
 
