@@ -96,8 +96,9 @@ class SharedStore final : public KeyValueStore {
     {
       const std::lock_guard lock(mutex_);
       values = multi_get_where_possible(*store_, keys);
-      if (!values.empty()) traffic_.count(keys.front());
-      if (values.empty()) {
+      if (!values.empty()) {
+        traffic_.count(keys.front());  // one request for them all
+      } else {
         for (const auto& key : keys) {
           traffic_.count(key);
           values.push_back(store_->get(key));

@@ -20,12 +20,11 @@ namespace {
 // Batches a rank may have on the store unread before it waits for rank 0's writer: a
 // writer slower than the ranks slows them rather than growing rank 0's memory.
 constexpr std::int64_t kUnreadBatches = 64;
-// A message of results carries kMailTiles tiles (writer_pace.hpp), or went after waiting
-// this long: five
-// requests a message (its key and its count; the writer's take, a get and a delete, and
-// its count of what it took), so a request per 50 tiles where the ranks are fast (a
-// message of 256 tiles of a dozen boxes is about 200 kB), and at most five a second a
-// rank where they are slow.
+// A message of results carries kMailTiles tiles (writer_pace.hpp), or goes after waiting
+// this long. A message is five requests (its key and its count; the writer's take, a get
+// and a delete, and its count of what it took): a request per 50 tiles where the ranks
+// are fast (256 tiles of a dozen boxes are about 200 kB), at most five a second a rank
+// where they are slow.
 constexpr auto kMailAge = std::chrono::seconds(1);
 // How often rank 0's writer looks for the other ranks' results when its own are idle.
 constexpr auto kMailPoll = std::chrono::milliseconds(50);
