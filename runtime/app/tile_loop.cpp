@@ -65,8 +65,12 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
        plan.in_flight.reader_queue()},
       parts.model, plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});
   // A stop (the launcher's SIGTERM once a peer died) may have ended the loop before the
-  // loss could: a run that lost a rank is not "done".
-  parts.communicator.check_peers();
+  // watch saw the loss: a run that lost a rank is not "done".
+  if (stop_signal() != 0) {
+    parts.communicator.check_peers_after_a_look();
+  } else {
+    parts.communicator.check_peers();
+  }
   timeline.close({stats.elapsed_s, stats.tiles, stats.data_wait_s});
   printer.finish(stats);
   fill_from_stats(summary, stats);

@@ -40,6 +40,9 @@ class Communicator {
   // results, for it. Thread-safe and cheap (it reads what the watch found); a run of one
   // rank has nobody to lose.
   virtual void check_peers() {}
+  // check_peers(), once the watch has looked again (at most a second): for a loop ended
+  // by a stop, which the launcher sends as soon as a peer dies.
+  virtual void check_peers_after_a_look() { check_peers(); }
   // This rank's requests to the run's store so far, by the key table's row
   // (distributed/store_traffic.hpp); empty for a run of one rank, which has no store.
   [[nodiscard]] virtual std::map<std::string, std::int64_t> store_requests() const { return {}; }
@@ -59,6 +62,7 @@ class ForwardingCommunicator : public Communicator {
   void put(const std::string& key, const std::string& bytes) override { inner_->put(key, bytes); }
   std::string take(const std::string& key) override { return inner_->take(key); }
   void check_peers() override { inner_->check_peers(); }
+  void check_peers_after_a_look() override { inner_->check_peers_after_a_look(); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override { return inner_->store_requests(); }
 
  private:

@@ -121,6 +121,7 @@ class StoreCommunicator final : public Communicator {
     return plain([&] { return store_->take(key); });
   }
   void check_peers() override { peers_.check(); }
+  void check_peers_after_a_look() override { peers_.check_after_a_look(); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override {
     return store_->traffic().by_row();
   }

@@ -60,7 +60,11 @@ PeerWatch::PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts,
       peer_timeout_(peer_timeout),
       last_reply_ns_(now_ns()),
       rank0_address_(std::move(rank0_address)),
-      lines_(rank == 0 ? std::make_unique<Rank0Lines>() : nullptr),
+      // Made before the tiles start, so that a rank killed in its first second is seen at
+      // once too: rank 0 says where it listens before it returns (its next store call may
+      // wait on the others), and the others connect as soon as it has.
+      lines_(rank == 0 ? listen_for_lines() : nullptr),
+      line_(rank == 0 ? nullptr : line_to_rank0(Clock::now() + kLineConnect, {}, kLongestArrivalPoll)),
       beat_([this](const std::stop_token& stop) { beat(stop); }),
       guard_([this](const std::stop_token& stop) { guard(stop); }),
       watch_([this](const std::stop_token& stop) { watch(stop); }) {}
@@ -113,7 +117,6 @@ void PeerWatch::watch(const std::stop_token& stop) {
 
 // Every line, and once a second every beat.
 void PeerWatch::watch_every_rank(const std::stop_token& stop) {
-  if (lines_->port() > 0) store_.set(store_key(StoreKey::kPeerLinePort), std::to_string(lines_->port()));
   const auto size = static_cast<std::size_t>(world_size_);
   std::vector<std::int64_t> beats(size, -1);
   std::vector<Clock::time_point> moved(size, Clock::now());
@@ -129,6 +132,7 @@ void PeerWatch::watch_every_rank(const std::stop_token& stop) {
     if (const auto ended = lines_->closed_without_goodbye(kLinePoll); !ended.empty() && !leaving_) {
       record_loss(ended, ranks_ended_message(with_hosts(ended)));
     }
+    ++looks_;
     if (Clock::now() < next_look) continue;
     next_look = Clock::now() + kBeatInterval;
     const auto patience =
@@ -149,24 +153,47 @@ void PeerWatch::watch_every_rank(const std::stop_token& stop) {
   }
 }
 
-// The line to rank 0, once rank 0 said where it listens.
-void PeerWatch::watch_rank0(const std::stop_token& stop) {
-  const auto given_up = Clock::now() + peer_timeout_;
-  while (!store_.check(store_key(StoreKey::kPeerLinePort))) {
-    if (stop.stop_requested() || Clock::now() > given_up) return;
-    pause(stop, kLinePoll);
+// Rank 0's end of every line, its port on the store (a store that fails here leaves the
+// beats as the only watch; the calls that need the store say why).
+std::unique_ptr<Rank0Lines> PeerWatch::listen_for_lines() {
+  auto lines = std::make_unique<Rank0Lines>();
+  try {
+    if (lines->port() > 0) store_.set(store_key(StoreKey::kPeerLinePort), std::to_string(lines->port()));
+  } catch (const std::exception&) {
+    // The beats still watch; the calls that need the store say why it failed.
   }
-  const auto port = std::stoi(store_.get(store_key(StoreKey::kPeerLinePort)));
-  LineToRank0 line(rank0_address_, port, rank_, kLineConnect);
-  while (line.connected() && !stop.stop_requested()) {
-    if (line.rank0_closed(kLinePoll)) {
+  return lines;
+}
+
+// The line to rank 0, once rank 0 said where it listens (nullptr if it has not by
+// `given_up`, or its store failed: the beats are then the only watch).
+std::unique_ptr<LineToRank0> PeerWatch::line_to_rank0(Clock::time_point given_up, const std::stop_token& stop,
+                                                      std::chrono::milliseconds poll) {
+  try {
+    while (!store_.check(store_key(StoreKey::kPeerLinePort))) {
+      if (stop.stop_requested() || Clock::now() > given_up) return nullptr;
+      pause(stop, poll);
+    }
+    const auto port = std::stoi(store_.get(store_key(StoreKey::kPeerLinePort)));
+    return std::make_unique<LineToRank0>(rank0_address_, port, rank_, kLineConnect);
+  } catch (const std::exception&) {
+    return nullptr;  // the calls that need the store say why
+  }
+}
+
+void PeerWatch::watch_rank0(const std::stop_token& stop) {
+  if (!line_) line_ = line_to_rank0(Clock::now() + peer_timeout_, stop, kLinePoll);
+  if (!line_) return;
+  while (line_->connected() && !stop.stop_requested()) {
+    if (line_->rank0_closed(kLinePoll)) {
       if (!leaving_) {
         record_loss({0}, rank0_stopped_answering_message(hosts_.front(), rank_, "its line to this rank closed"));
       }
       return;
     }
+    ++looks_;
   }
-  if (in_order_) line.goodbye();
+  if (in_order_) line_->goodbye();
 }
 
 void PeerWatch::record_loss(const std::vector<int>& ranks, const std::string& why) {
@@ -196,6 +223,16 @@ void PeerWatch::check() const {
   if (!lost_known_) return;
   const std::lock_guard lock(lost_mutex_);
   throw IoError(run_lost_message(rank_, lost_why_));
+}
+
+void PeerWatch::check_after_a_look() const {
+  // Two looks: the one under way may have begun before the death.
+  const auto looked = looks_.load() + 2;
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  while (!lost_known_ && looks_.load() < looked && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  check();
 }
 
 std::string PeerWatch::failure_message(const std::string& cause) const {

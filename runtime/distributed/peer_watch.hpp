@@ -59,6 +59,10 @@ class PeerWatch final : public PeerLiveness {
   // From any thread, cheap (what the watch found so far): throws IoError naming the rank
   // the run lost and why, once this rank knows of one.
   void check() const;
+  // check(), once the watch has looked at its lines again (at most a second): for a loop
+  // that ended on a stop, which the launcher sends the moment a peer dies, often before
+  // this rank's watch has seen the death.
+  void check_after_a_look() const;
   // Why a call to the store failed with `cause`: the loss known, else rank 0 stopped answering.
   [[nodiscard]] std::string failure_message(const std::string& cause) const;
   // How many ranks this rank knows the run lost (rank 0 knows each; the others, that one was).
@@ -79,6 +83,9 @@ class PeerWatch final : public PeerLiveness {
   void watch(const std::stop_token& stop);
   void watch_every_rank(const std::stop_token& stop);  // rank 0
   void watch_rank0(const std::stop_token& stop);       // the others
+  std::unique_ptr<Rank0Lines> listen_for_lines();
+  std::unique_ptr<LineToRank0> line_to_rank0(std::chrono::steady_clock::time_point given_up,
+                                             const std::stop_token& stop, std::chrono::milliseconds poll);
   // The first loss found wins; rank 0 puts it on the store for the others.
   void record_loss(const std::vector<int>& ranks, const std::string& why);
   [[nodiscard]] std::vector<std::pair<int, std::string>> with_hosts(const std::vector<int>& ranks) const;
@@ -96,10 +103,12 @@ class PeerWatch final : public PeerLiveness {
   std::atomic<bool> beat_ended_ = false;     // the store is gone: nothing left to guard
   std::string rank0_address_;
   std::unique_ptr<Rank0Lines> lines_;  // rank 0's end of every line
+  std::unique_ptr<LineToRank0> line_;  // the others' line to rank 0
   std::atomic<bool> leaving_ = false;  // stop() was called: what ends now is no loss
   std::atomic<bool> in_order_ = false;
   std::atomic<bool> lost_known_ = false;
-  mutable std::mutex lost_mutex_;  // guards the two below
+  std::atomic<std::uint64_t> looks_ = 0;  // how many times the watch has looked at its lines
+  mutable std::mutex lost_mutex_;         // guards the two below
   std::string lost_why_;
   int lost_count_ = 0;
   // Last: they use the members above, so they stop before any goes.
