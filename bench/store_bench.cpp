@@ -87,11 +87,15 @@ RankResult run_rank(const BenchOptions& options, int rank, std::span<const rt::T
   std::jthread beat([&] { mgpr::bench::store::beat_as_the_peer_watch(store, rank, options.ranks, done); });
   std::unique_ptr<mgpr::bench::store::InstantWriter> writer;
   if (rank == 0) writer = std::make_unique<mgpr::bench::store::InstantWriter>(store);
+  std::unique_ptr<rt::LeaseBook> book;  // as rank_run.cpp: every rank but the writer's
   std::unique_ptr<rt::ResultMail> mail;
-  if (rank != 0) mail = std::make_unique<rt::ResultMail>(store, 0);
+  if (rank != 0) {
+    book = std::make_unique<rt::LeaseBook>(tiles, store);
+    mail = std::make_unique<rt::ResultMail>(store, 0, book.get());
+  }
   const auto limit = rt::unwritten_limit(tiles, options.batch, options.ranks);
-  auto feed = rt::paced_by_writer(rt::make_dynamic_feed(tiles, store, mgpr::store_key(StoreKey::kNextTile)), tiles,
-                                  store, 0, limit);
+  auto feed = rt::paced_by_writer(rt::make_dynamic_feed(tiles, store, mgpr::store_key(StoreKey::kNextTile), book.get()),
+                                  tiles, store, 0, limit);
   const auto batch_time = std::chrono::duration<double>(options.batch * options.ranks / options.tiles_per_s);
   const std::string payload = mgpr::bench::store::boxes_text(options.boxes);
   RankResult result;

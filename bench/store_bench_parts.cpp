@@ -55,7 +55,7 @@ void InstantWriter::run(const std::stop_token& stop) {
   auto next_failure_look = Clock::now();
   std::int64_t counted = 0;
   while (!stop.stop_requested()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(runtime::kMailPoll);  // as the writer (output_stream.cpp)
     for (const auto& message : results_.receive()) {
       runtime::TileResults batch;
       runtime::decode_results(message, batch);

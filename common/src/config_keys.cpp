@@ -108,6 +108,10 @@ const std::array kKeys{
               {},
               1,
               kMaxTimeout},
+    ConfigKey{"on_rank_loss", &RunConfig::on_rank_loss, kKeeps,
+              "a rank other than rank 0 lost while the tiles run (killed, out of memory): fail ends the run, which "
+              "resumes when run again; continue goes on without it, rank 0 doing again the tiles it held (mgpr gpus=N)",
+              kOnRankLossNames},
     ConfigKey{"force_precision", &RunConfig::force_precision, kKeeps,
               "run a precision the device only emulates slowly (bf16 on most CPUs)"},
     ConfigKey{"model_libraries", &RunConfig::model_libraries, kResolved,

@@ -36,6 +36,13 @@ void validate(const RunConfig& config) {
         "with a detector, or leave classify_model out",
         config.classify_model, config.task));
   }
+  // A lost rank's tiles are found again from its leases, which static sharding has none of.
+  if (parse_on_rank_loss(config.on_rank_loss) == OnRankLoss::kContinue &&
+      parse_sharding(config.sharding) == Sharding::kStatic) {
+    throw UsageError(
+        "on_rank_loss=continue needs sharding=dynamic: a lost rank's tiles are found again from the leases it "
+        "claimed, and static sharding claims none; use sharding=dynamic (the default), or on_rank_loss=fail");
+  }
   if (config.gsd_tolerance >= 1) {
     throw UsageError(fmt::format(
         "gsd_tolerance={} must be below 1: it is the relative difference between a raster's resolution and gsd "

@@ -36,6 +36,9 @@ std::string_view name_of(OutputFormat format) { return kOutputFormatNames.at(sta
 
 Task parse_task(std::string_view name) { return parse_choice<Task>("task", name, kTaskNames); }
 Sharding parse_sharding(std::string_view name) { return parse_choice<Sharding>("sharding", name, kShardingNames); }
+OnRankLoss parse_on_rank_loss(std::string_view name) {
+  return parse_choice<OnRankLoss>("on_rank_loss", name, kOnRankLossNames);
+}
 Accelerator parse_accelerator(std::string_view name) {
   return parse_choice<Accelerator>("accelerator", name, kAcceleratorNames);
 }

@@ -160,6 +160,17 @@ std::vector<RasterFailureRecord> failures_from_json(const json& document, std::s
 
 }  // namespace
 
+RankSummary lost_rank_summary(int rank, int world_size) {
+  RankSummary lost;
+  lost.rank = rank;
+  lost.world_size = world_size;
+  lost.status = RankStatus::kFailed;
+  lost.error =
+      "lost while the tiles ran; the run went on without it (on_rank_loss=continue), rank 0 doing again "
+      "the tiles it held";
+  return lost;
+}
+
 RankSummary rank_summary_from_json(std::string_view text, std::string_view source) {
   json document;
   try {

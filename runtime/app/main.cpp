@@ -38,7 +38,8 @@ int run(const std::filesystem::path& config_file, const std::vector<std::string>
                          rt::configure_backend(1).cuda_available;
     std::vector<std::string> forwarded = arguments;
     if (!config_file.empty()) forwarded.insert(forwarded.begin(), {"--config", config_file.string()});
-    return rt::run_local_ranks(config.gpus, on_gpus, forwarded);
+    return rt::run_local_ranks(config.gpus, on_gpus, forwarded,
+                               mgpr::parse_on_rank_loss(config.on_rank_loss) == mgpr::OnRankLoss::kContinue);
   }
   rt::follow_local_launcher();
   const auto rank = ranks.value_or(mgpr::RankEnvironment{});

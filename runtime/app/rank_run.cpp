@@ -12,6 +12,7 @@
 #include "app/banner.hpp"
 #include "app/tile_loop.hpp"
 #include "distributed/communicator.hpp"
+#include "distributed/lease_book.hpp"
 #include "distributed/run_outcome.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/exit_codes.hpp"
@@ -24,6 +25,7 @@
 #include "resume/run_journal.hpp"
 #include "resume/stop_request.hpp"
 #include "stream/output_stream.hpp"
+#include "stream/returned_tiles.hpp"
 #include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
 #include "writers/partial_names.hpp"
@@ -71,13 +73,6 @@ TileResults read_done_tiles(const RunJournal& journal, const RunPlan& plan, cons
   return std::move(done.results);
 }
 
-// Per image (TileId::image): how many of the run's `tiles` have a result in `done`.
-std::vector<std::int64_t> count_done(const TileResults& done, std::span<const Tile> tiles) {
-  std::vector<std::int64_t> counts(tiles_per_image(tiles).size(), 0);
-  for (const auto& [id, payload] : done) ++counts.at(static_cast<std::size_t>(id.image));
-  return counts;
-}
-
 // One rank's run once prepared; the members are what its phases share.
 class RankRun {
  public:
@@ -88,7 +83,7 @@ class RankRun {
                  {record_text(plan.journal_settings, plan.source.rasters), plan.legacy_journal_folder}),
         run_(std::move(run)),
         done_(read_done_tiles(journal_, plan, *run_.source, ranks.rank)),
-        done_counts_(count_done(done_, run_.source->tiles())),
+        done_counts_(done_per_image(done_, run_.source->tiles())),
         done_total_(static_cast<std::int64_t>(done_.size())),
         summary_(base_summary(ranks, plan.device)) {
     describe_model(summary_, plan.output.class_names, plan.model_card);
@@ -121,6 +116,8 @@ class RankRun {
     auto tile_journal = journal_.for_rank(ranks_.rank);
     run_.output->set_journal(&tile_journal);
     std::unique_ptr<OutputStream> stream;
+    std::unique_ptr<ReturnedTiles> returned;  // on_rank_loss=continue: rank 0 does a lost rank's tiles again
+    std::unique_ptr<LeaseBook> book;
     std::unique_ptr<ResultMail> mail;
     constexpr int writer = 0;  // the run's one writer (stream/writer_layout.hpp)
     if (ranks_.rank == kRunWriters.rank_of_writer(writer)) {
@@ -129,21 +126,27 @@ class RankRun {
         fmt::print(stderr, "mgpr: removed {} temporary file(s) that a killed run left in {} (e.g. {})\n", stale.size(),
                    plan_.output.output_dir.string(), stale.front().filename().string());
       }
-      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer,
-                                              &summary_.writer_held_peak_tiles);
+      if (survive_rank_loss()) returned = std::make_unique<ReturnedTiles>();
+      stream = std::make_unique<OutputStream>(
+          *run_.output, std::move(done_), *communicator_, writer,
+          WriterRecord{&summary_.writer_held_peak_tiles, &summary_.warnings, todo, returned.get()});
       run_.output->set_sink(stream.get());
     } else {
-      mail = std::make_unique<ResultMail>(*communicator_, writer);
+      // Its leases on the store, for rank 0 to name what it held should it be lost.
+      if (plan_.sharding == Sharding::kDynamic) book = std::make_unique<LeaseBook>(todo, *communicator_);
+      mail = std::make_unique<ResultMail>(*communicator_, writer, book.get());
       run_.output->set_sink(mail.get());
     }
     done_ = {};  // the earlier runs' results are rank 0's writer's now
     const auto run_tiles = static_cast<std::int64_t>(todo.size());
     printer_ = std::make_unique<ProgressPrinter>(ranks_.rank, run_tiles / ranks_.world_size, run_tiles,
                                                  plan_.log_interval, ::isatty(STDERR_FILENO) != 0);
-    const auto own_failures = run_tile_loop(plan_, ranks_, {*run_.source, *run_.model, *run_.output, *communicator_},
-                                            todo, *printer_, summary_);
+    const auto own_failures = run_tile_loop(
+        plan_, ranks_, {*run_.source, *run_.model, *run_.output, *communicator_, book.get(), returned.get()}, todo,
+        *printer_, summary_);
     // Every rank's last results are on the store before rank 0's writer takes the rest.
     run_.output->flush_sink();
+    if (survive_rank_loss() && ranks_.rank != 0) say_finished(*communicator_);
     communicator_->barrier();
     run_.output->set_sink(nullptr);
     std::exception_ptr write_failure;
@@ -155,8 +158,11 @@ class RankRun {
       }
     }
     const auto done_before = done_total_;
-    const auto outcome = agree_on_outcome(*communicator_, {run_.output->tiles_done(), own_failures},
-                                          run_.source->tiles(), done_counts_, failed_, done_total_);
+    // Under on_rank_loss=continue the writer's count is the run's: a lost rank's left with it.
+    auto tiles_done = run_.output->tiles_done();
+    if (survive_rank_loss()) tiles_done = stream ? stream->tiles_received(done_counts_) : std::map<int, std::int64_t>{};
+    const auto outcome = agree_on_outcome(*communicator_, {tiles_done, own_failures}, run_.source->tiles(),
+                                          done_counts_, failed_, done_total_);
     printer_->run_finished(done_total_ - done_before);
     if (ranks_.rank != 0) return outcome;
     if (write_failure) return stopped_or_rethrow(write_failure);
@@ -194,7 +200,8 @@ class RankRun {
     if (ranks_.rank == 0) {
       std::vector<RankSummary> all;
       for (std::size_t i = 0; i < gathered.size(); ++i) {
-        all.push_back(rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
+        all.push_back(gathered[i].empty() ? lost_rank_summary(static_cast<int>(i), ranks_.world_size)
+                                          : rank_summary_from_json(gathered[i], fmt::format("rank {}", i)));
       }
       fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
       RunEnd end{
@@ -216,6 +223,7 @@ class RankRun {
   }
 
  private:
+  [[nodiscard]] bool survive_rank_loss() const { return plan_.rendezvous.survive_rank_loss && ranks_.world_size > 1; }
   // A stop that came during a long write (a COG) stops the run like one during the loop:
   // every tile is journaled and a rerun writes the outputs again.
   static Outcome stopped_or_rethrow(const std::exception_ptr& failure) {

@@ -198,6 +198,7 @@ RendezvousOptions rendezvous_options(const RunConfig& config) {
   RendezvousOptions options;
   options.timeout = std::chrono::seconds(config.rendezvous_timeout);
   options.peer_timeout = std::chrono::seconds(config.peer_timeout);
+  options.survive_rank_loss = parse_on_rank_loss(config.on_rank_loss) == OnRankLoss::kContinue;
   return options;
 }
 

@@ -15,27 +15,13 @@
 #include "stream/writer_pace.hpp"
 
 namespace mgpr::runtime {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Stops handing out tiles once a stop was asked for; tiles already claimed finish. A run
-// that lost a rank cannot finish: the feed throws why, and the pipeline ends with it.
-TileFeed stoppable(TileFeed feed, Communicator& communicator) {
-  return [inner = std::move(feed), &communicator]() -> std::optional<Tile> {
-    communicator.check_peers();
-    if (stop_signal() != 0) return std::nullopt;
-    return inner();
-  };
-}
-
-}  // namespace
 
 RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, const TileLoopParts& parts,
                              const std::vector<Tile>& todo, ProgressPrinter& printer, RankSummary& summary) {
   auto feed = plan.sharding == Sharding::kStatic
                   ? make_static_feed(todo, ranks.rank, ranks.world_size)
-                  : make_dynamic_feed(todo, parts.communicator, store_key(StoreKey::kNextTile));
+                  : make_dynamic_feed(todo, parts.communicator, store_key(StoreKey::kNextTile), parts.book);
+  if (parts.returned != nullptr) sweep_once_all_finished(*parts.returned, parts.communicator);
   auto heartbeat = Heartbeat::from_environment();
   TimelineRecorder timeline(summary.timeline);
   summary.started_unix_s = unix_now();
@@ -44,9 +30,9 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
   // whole run's progress: at most once a second, not per batch (a GPU does dozens).
   std::int64_t counted = 0;
   std::int64_t run_done = 0;
-  auto last_count = Clock::time_point{};
+  auto last_count = std::chrono::steady_clock::time_point{};
   const auto on_batch = [&](const PipelineStats& running) {
-    if (const auto now = Clock::now(); now - last_count >= std::chrono::seconds(1)) {
+    if (const auto now = std::chrono::steady_clock::now(); now - last_count >= std::chrono::seconds(1)) {
       run_done = parts.communicator.add(store_key(StoreKey::kTilesDone), running.tiles - counted);
       counted = running.tiles;
       last_count = now;
@@ -55,12 +41,14 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
     timeline.record({running.elapsed_s, running.tiles, running.data_wait_s});
     heartbeat.progress();
     parts.communicator.check_peers();
+    if (parts.returned != nullptr) parts.returned->finished_up_to(running.tiles);
   };
   auto [stats, own_failures] = run_pipeline(
       {parts.source, plan.in_flight.workers,
-       stoppable(
+       stop_when_asked(
            paced_by_writer(std::move(feed), parts.source.tiles(), parts.communicator, kRunWriters.writer_of_raster(0),
-                           unwritten_limit(parts.source.tiles(), plan.in_flight.batch_size, ranks.world_size)),
+                           unwritten_limit(parts.source.tiles(), plan.in_flight.batch_size, ranks.world_size),
+                           parts.returned),
            parts.communicator),
        plan.in_flight.reader_queue()},
       parts.model, plan.device, parts.output, {plan.in_flight.batch_size, on_batch, parts.source.raw_scaling()});

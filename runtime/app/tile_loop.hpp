@@ -6,10 +6,12 @@
 
 #include "app/run_plan.hpp"
 #include "distributed/communicator.hpp"
+#include "distributed/lease_book.hpp"
 #include "mgpr/env_names.hpp"
 #include "mgpr/summary.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/progress_printer.hpp"
+#include "stream/returned_tiles.hpp"
 
 namespace mgpr::runtime {
 
@@ -19,6 +21,8 @@ struct TileLoopParts {
   TileModel& model;
   BatchConsumer& output;
   Communicator& communicator;
+  LeaseBook* book = nullptr;          // records the dynamic feed's leases (distributed/lease_book.hpp)
+  ReturnedTiles* returned = nullptr;  // rank 0, on_rank_loss=continue (stream/returned_tiles.hpp)
 };
 
 // Runs this rank's share of `todo` until the feed ends or a stop is asked for; records

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ class Communicator {
   virtual void put(const std::string& key, const std::string& bytes) = 0;
   // The value under `key`, which must have been put, removed from the store. Thread-safe.
   virtual std::string take(const std::string& key) = 0;
+  // The value under `key` removed from the store, or nullopt where none was put.
+  virtual std::optional<std::string> take_if_set(const std::string& key) = 0;
   // Throws IoError naming the rank the run lost and why, once the peer watch knows of one
   // (peer_watch.hpp): the run cannot finish, so nobody should compute on, nor hold
   // results, for it. Thread-safe and cheap (it reads what the watch found); a run of one
@@ -43,6 +46,8 @@ class Communicator {
   // check_peers(), once the watch has looked again (at most a second): for a loop ended
   // by a stop, which the launcher sends as soon as a peer dies.
   virtual void check_peers_after_a_look() { check_peers(); }
+  // On rank 0, once check_peers threw: the ranks the watch found lost.
+  [[nodiscard]] virtual std::vector<int> lost_ranks() const { return {}; }
   // This rank's requests to the run's store so far, by the key table's row
   // (distributed/store_traffic.hpp); empty for a run of one rank, which has no store.
   [[nodiscard]] virtual std::map<std::string, std::int64_t> store_requests() const { return {}; }
@@ -61,8 +66,10 @@ class ForwardingCommunicator : public Communicator {
   std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override { return inner_->counters(keys); }
   void put(const std::string& key, const std::string& bytes) override { inner_->put(key, bytes); }
   std::string take(const std::string& key) override { return inner_->take(key); }
+  std::optional<std::string> take_if_set(const std::string& key) override { return inner_->take_if_set(key); }
   void check_peers() override { inner_->check_peers(); }
   void check_peers_after_a_look() override { inner_->check_peers_after_a_look(); }
+  [[nodiscard]] std::vector<int> lost_ranks() const override { return inner_->lost_ranks(); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override { return inner_->store_requests(); }
 
  private:
@@ -80,6 +87,10 @@ struct RendezvousOptions {
   std::chrono::seconds collective_timeout{300};
   bool use_gpu = false;  // NCCL for collectives (when built with it) instead of Gloo
   int device_index = 0;
+  // on_rank_loss=continue: a rank other than rank 0 lost is named and the run goes on
+  // without it (rank 0 does again what it held); the collectives go through the store,
+  // among the ranks alive, as rank 0 counts them (live_gather.hpp).
+  bool survive_rank_loss = false;
 };
 
 // Joins the run described by `ranks` (world_size 1: no networking at all). Throws

@@ -18,6 +18,7 @@
 #include "distributed/gloo_address.hpp"
 #include "distributed/gloo_collectives.hpp"
 #include "distributed/heartbeat.hpp"
+#include "distributed/live_gather.hpp"
 #include "distributed/nccl_checks.hpp"
 #include "distributed/peer_watch.hpp"
 #include "distributed/rank0_value.hpp"
@@ -65,7 +66,9 @@ class StoreCommunicator final : public Communicator {
         store_(std::move(store)),
         timeout_(options.timeout),
         peer_store_(*store_),
-        peers_(peer_store_, ranks.rank, hosts_of(*store_, ranks.world_size), options.peer_timeout, ranks.master_addr) {}
+        survive_rank_loss_(options.survive_rank_loss),
+        peers_(peer_store_, ranks.rank, hosts_of(*store_, ranks.world_size), options.peer_timeout, ranks.master_addr,
+               options.survive_rank_loss) {}
 
   ~StoreCommunicator() override {
     collectives_.reset();
@@ -100,11 +103,15 @@ class StoreCommunicator final : public Communicator {
   [[nodiscard]] int world_size() const override { return world_size_; }
   void barrier() override {
     const std::lock_guard lock(collective_mutex_);
+    if (survive_rank_loss_)
+      return (void)gather_among_live(peer_store_, peers_, {rank_, world_size_, ++live_collectives_}, "");
     peers_.wait_for_peers();
     plain_collective([&] { collectives_->barrier(); });
   }
   std::vector<std::string> all_gather(const std::string& bytes) override {
     const std::lock_guard lock(collective_mutex_);
+    if (survive_rank_loss_)
+      return gather_among_live(peer_store_, peers_, {rank_, world_size_, ++live_collectives_}, bytes);
     peers_.wait_for_peers();
     return plain_collective([&] { return collectives_->all_gather(bytes); });
   }
@@ -120,8 +127,12 @@ class StoreCommunicator final : public Communicator {
   std::string take(const std::string& key) override {
     return plain([&] { return store_->take(key); });
   }
+  std::optional<std::string> take_if_set(const std::string& key) override {
+    return plain([&] { return store_->check(key) ? std::optional(store_->take(key)) : std::nullopt; });
+  }
   void check_peers() override { peers_.check(); }
   void check_peers_after_a_look() override { peers_.check_after_a_look(); }
+  [[nodiscard]] std::vector<int> lost_ranks() const override { return peers_.lost_ranks(); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override {
     return store_->traffic().by_row();
   }
@@ -154,6 +165,8 @@ class StoreCommunicator final : public Communicator {
   std::shared_ptr<SharedStore> store_;
   std::chrono::seconds timeout_;
   PlainPeerStore peer_store_;
+  bool survive_rank_loss_;
+  int live_collectives_ = 0;
   PeerWatch peers_;  // after the store it beats on, so it stops first
   std::mutex collective_mutex_;
   std::unique_ptr<Collectives> collectives_;

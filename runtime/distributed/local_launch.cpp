@@ -149,7 +149,7 @@ void signal_running(std::vector<Child>& children, int signal) {
 
 }  // namespace
 
-int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments) {
+int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments, bool survive_rank_loss) {
   if (ranks < 1) throw UsageError(fmt::format("cannot start {} local ranks: ask for at least 1", ranks));
   const auto devices = one_gpu_each ? std::optional(devices_for(ranks)) : std::nullopt;
   const int port = free_tcp_port("MASTER_PORT");
@@ -195,6 +195,12 @@ int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>
       // A rank that stopped on request ends like its peers, which got the same signal
       // or finish the run; signalling them again would end them before they journal.
       if (exit_status_code(status) == kExitStopped && !first_failure) first_failure = kExitStopped;
+      if (survive_rank_loss && child.rank != 0 && exit_status_code(status) != 0 &&
+          exit_status_code(status) != kExitUsage && exit_status_code(status) != kExitStopped) {
+        std::cerr << fmt::format("mgpr: {}; the others go on without it (on_rank_loss=continue)\n",
+                                 describe(child.rank, status));
+        continue;
+      }
       if (exit_status_code(status) != 0 && exit_status_code(status) != kExitStopped &&
           (!first_failure || *first_failure == kExitStopped)) {
         first_failure = exit_status_code(status);

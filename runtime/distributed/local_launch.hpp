@@ -17,7 +17,11 @@ namespace mgpr::runtime {
 // follow it (follow_local_launcher) should it die without passing anything on. Returns the first failure's status (128
 // + signal for a signal), else 0. Call it before starting threads: it takes those signals by blocking them in the
 // calling thread. Throws UsageError when `one_gpu_each` asks for more GPUs than CUDA_VISIBLE_DEVICES lists.
-int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments);
+// `survive_rank_loss` (on_rank_loss=continue): a rank other than rank 0 that fails (not
+// a usage error, the same on every rank) is named and the others go on; the launcher
+// then ends with rank 0's code.
+int run_local_ranks(int ranks, bool one_gpu_each, const std::vector<std::string>& arguments,
+                    bool survive_rank_loss = false);
 
 // Refuses (UsageError) a CUDA_VISIBLE_DEVICES value `visible` whose first `ranks`
 // entries name one GPU twice ("0,0"): run_local_ranks would give two ranks one GPU,

@@ -52,12 +52,13 @@ void pause(const std::stop_token& stop, std::chrono::milliseconds interval) {
 }  // namespace
 
 PeerWatch::PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout,
-                     std::string rank0_address)
+                     std::string rank0_address, bool survive_rank_loss)
     : store_(store),
       rank_(rank),
       world_size_(static_cast<int>(hosts.size())),
       hosts_(std::move(hosts)),
       peer_timeout_(peer_timeout),
+      survive_rank_loss_(survive_rank_loss),
       last_reply_ns_(now_ns()),
       rank0_address_(std::move(rank0_address)),
       // Made before the tiles start, so that a rank killed in its first second is seen at
@@ -83,11 +84,26 @@ void PeerWatch::stop(bool in_order) {
 // A store that is gone ends the beat: for the others, rank 0 ended (the call that needs
 // the store says so too).
 void PeerWatch::beat(const std::stop_token& stop) {
+  auto previous = Clock::now();
   while (!stop.stop_requested()) {
     const auto asked = Clock::now();
+    // This rank was stopped (SIGSTOP, a frozen node) longer than the others wait: under
+    // on_rank_loss=continue rank 0 may have gone on without it, and then uses none of its
+    // results (fencing); it says so and ends.
+    const bool was_frozen = asked - previous > peer_timeout_;
+    previous = asked;
     try {
       store_.add(beat_key(rank_), 1);
       last_reply_ns_ = now_ns();
+      if (was_frozen && survive_rank_loss_ && rank_ != 0 && store_.check(store_key(StoreKey::kPeerVerdict, rank_))) {
+        {
+          const std::lock_guard lock(lost_mutex_);
+          fenced_ = true;
+        }
+        record_loss({}, fmt::format("rank {}: rank 0 went on without this rank, which it found {}; it uses none of "
+                                    "its results from then on, so this rank ends",
+                                    rank_, store_.get(store_key(StoreKey::kPeerVerdict, rank_))));
+      }
       if (rank_ != 0 && !lost_known_ && store_.check(store_key(StoreKey::kPeerLost)))
         record_loss({}, store_.get(store_key(StoreKey::kPeerLost)));
     } catch (const std::exception& error) {
@@ -198,11 +214,38 @@ void PeerWatch::watch_rank0(const std::stop_token& stop) {
 
 void PeerWatch::record_loss(const std::vector<int>& ranks, const std::string& why) {
   if (leaving_) return;
+  // Rank 0 goes on without the others it loses (a silent rank is found again every
+  // second: named once). Losing rank 0 ends the run: it holds the store and the writer.
+  if (survive_rank_loss_ && rank_ == 0 && !ranks.empty()) {
+    std::vector<int> newly_lost;
+    {
+      const std::lock_guard lock(lost_mutex_);
+      for (const int r : ranks) {
+        if (std::find(lost_ranks_.begin(), lost_ranks_.end(), r) != lost_ranks_.end()) continue;
+        lost_ranks_.push_back(r);
+        newly_lost.push_back(r);
+      }
+      lost_count_ = static_cast<int>(lost_ranks_.size());
+    }
+    if (newly_lost.empty()) return;
+    std::fprintf(stderr, "mgpr: rank 0: %s; the run goes on without it (on_rank_loss=continue)\n", why.c_str());
+    std::fflush(stderr);
+    // What a rank stopped, not ended, reads when it wakes (beat()).
+    for (const int r : newly_lost) {
+      try {
+        store_.set(store_key(StoreKey::kPeerVerdict, r), "silent for longer than peer_timeout, or ended");
+      } catch (const std::exception&) {
+        // Rank 0's own store: gone only with rank 0.
+      }
+    }
+    return;
+  }
   {
     const std::lock_guard lock(lost_mutex_);
     if (lost_known_) return;
     lost_why_ = why;
     lost_count_ = std::max(1, static_cast<int>(ranks.size()));
+    if (rank_ == 0) lost_ranks_ = ranks;
     lost_known_ = true;
   }
   if (rank_ != 0) return;
@@ -222,6 +265,7 @@ std::vector<std::pair<int, std::string>> PeerWatch::with_hosts(const std::vector
 void PeerWatch::check() const {
   if (!lost_known_) return;
   const std::lock_guard lock(lost_mutex_);
+  if (fenced_) throw IoError(lost_why_);
   throw IoError(run_lost_message(rank_, lost_why_));
 }
 
@@ -249,13 +293,24 @@ int PeerWatch::lost_count() const {
   return lost_count_;
 }
 
+std::vector<int> PeerWatch::lost_ranks() const {
+  const std::lock_guard lock(lost_mutex_);
+  return lost_ranks_;
+}
+
 // A store call waits for rank 0's answer without a timeout of its own (LibTorch's client
 // blocks in recv), so a stopped rank 0 would hold every other rank for good. When the
 // beat has had no answer for peer_timeout, this rank says why and ends: the call it is
 // blocked in cannot be undone. Nothing half-written looks complete (outputs are written
 // under temporary names) and the journal keeps every finished tile.
 void PeerWatch::guard(const std::stop_token& stop) {
+  auto last_look = Clock::now();
   while (!stop.stop_requested() && !beat_ended_) {
+    // A guard that slept far past its interval was stopped with its whole process
+    // (SIGSTOP, a frozen node): the silence was this rank's own, and the beat, woken too,
+    // gets a fresh wait.
+    if (Clock::now() - last_look > 3 * kBeatInterval) last_reply_ns_ = now_ns();
+    last_look = Clock::now();
     const auto silent = std::chrono::nanoseconds(now_ns() - last_reply_ns_);
     if (silent >= peer_timeout_ + kBeatInterval) {
       const auto message = store_silent_message(rank_, hosts_.empty() ? "its host" : hosts_.front(), peer_timeout_,

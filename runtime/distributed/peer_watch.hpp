@@ -45,8 +45,10 @@ class PeerWatch final : public PeerLiveness {
  public:
   // Starts the beat, the guard and the watch. `hosts` by rank, as each reported at
   // rendezvous; `rank0_address` is where the others reach rank 0 (its store's host).
+  // `survive_rank_loss` (on_rank_loss=continue): rank 0 names a rank other than itself
+  // that it lost, and goes on (lost_ranks() lists it; check() does not throw for it).
   PeerWatch(PeerStore& store, int rank, std::vector<std::string> hosts, std::chrono::seconds peer_timeout,
-            std::string rank0_address);
+            std::string rank0_address, bool survive_rank_loss = false);
   PeerWatch(const PeerWatch&) = delete;
   PeerWatch& operator=(const PeerWatch&) = delete;
   ~PeerWatch() override;  // stops both threads
@@ -67,6 +69,9 @@ class PeerWatch final : public PeerLiveness {
   [[nodiscard]] std::string failure_message(const std::string& cause) const;
   // How many ranks this rank knows the run lost (rank 0 knows each; the others, that one was).
   [[nodiscard]] int lost_count() const;
+  // The ranks rank 0 found lost, in the order found (empty on the others, which learn
+  // only that one was).
+  [[nodiscard]] std::vector<int> lost_ranks() const;
   // Ends the watch before the rank leaves. In order, its line says goodbye; a rank that
   // fails leaves without one, and rank 0 learns at once that the run is lost.
   void stop(bool in_order);
@@ -95,6 +100,7 @@ class PeerWatch final : public PeerLiveness {
   int world_size_;
   std::vector<std::string> hosts_;
   std::chrono::seconds peer_timeout_;
+  bool survive_rank_loss_;
   int collectives_started_ = 0;
   // look()'s record: each peer's last beat seen and since when it has not moved.
   std::vector<std::int64_t> seen_beats_;
@@ -111,6 +117,8 @@ class PeerWatch final : public PeerLiveness {
   mutable std::mutex lost_mutex_;         // guards the two below
   std::string lost_why_;
   int lost_count_ = 0;
+  std::vector<int> lost_ranks_;
+  bool fenced_ = false;  // rank 0 went on without this rank (on_rank_loss=continue)
   // Last: they use the members above, so they stop before any goes.
   std::jthread beat_;
   std::jthread guard_;

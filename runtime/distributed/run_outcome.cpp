@@ -38,6 +38,12 @@ std::vector<std::int64_t> tiles_per_image(std::span<const Tile> tiles) {
   return counts;
 }
 
+std::vector<std::int64_t> done_per_image(const TileResults& done, std::span<const Tile> tiles) {
+  std::vector<std::int64_t> counts(tiles_per_image(tiles).size(), 0);
+  for (const auto& [id, payload] : done) ++counts.at(static_cast<std::size_t>(id.image));
+  return counts;
+}
+
 Outcome agree_on_outcome(Communicator& communicator, const RankResults& own, std::span<const Tile> tiles,
                          std::span<const std::int64_t> done_before, RasterFailures& failed, std::int64_t& done_total) {
   for (const auto& text : communicator.all_gather(encode_failures(own.failures))) decode_failures(text, failed);

@@ -28,6 +28,8 @@ struct RankResults {
 
 // Tiles per raster (index = TileId::image; fake data: image 0 alone).
 std::vector<std::int64_t> tiles_per_image(std::span<const Tile> tiles);
+// The same for the tiles of `tiles` with a result in `done`.
+std::vector<std::int64_t> done_per_image(const TileResults& done, std::span<const Tile> tiles);
 
 // Every failed raster gathered into `failed` (the first reason a rank gave); then every
 // rank's count of tiles finished, in all and outside the failed rasters, added to those

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "geometry/tiler.hpp"
+#include "resume/stop_request.hpp"
 
 namespace mgpr::runtime {
 
@@ -15,6 +16,14 @@ namespace mgpr::runtime {
 std::int64_t lease_size(std::int64_t unclaimed, std::int64_t ranks) {
   return std::clamp<std::int64_t>(unclaimed / (kLeasesPerRankLeft * std::max<std::int64_t>(ranks, 1)), 1,
                                   kLongestLease);
+}
+
+TileFeed stop_when_asked(TileFeed feed, Communicator& communicator) {
+  return [inner = std::move(feed), &communicator]() -> std::optional<Tile> {
+    communicator.check_peers();
+    if (stop_signal() != 0) return std::nullopt;
+    return inner();
+  };
 }
 
 TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size) {
@@ -31,7 +40,8 @@ TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size)
   };
 }
 
-TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key) {
+TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key,
+                           LeaseBook* book) {
   struct State {
     std::vector<Tile> tiles;
     std::int64_t ranks = 1;
@@ -44,7 +54,7 @@ TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicat
   auto state = std::make_shared<State>();
   state->tiles.assign(tiles.begin(), tiles.end());
   state->ranks = std::max(communicator.world_size(), 1);
-  return [state, &communicator, run_key]() -> std::optional<Tile> {
+  return [state, &communicator, run_key, book]() -> std::optional<Tile> {
     const std::lock_guard lock(state->mutex);
     if (state->next < state->end) return state->tiles[state->next++];
     // Once one claim ran past the end every later one would too: skip the round trip.
@@ -61,6 +71,7 @@ TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicat
     }
     state->next = static_cast<std::size_t>(first);
     state->end = static_cast<std::size_t>(std::min(lease_end, total));
+    if (book != nullptr) book->claimed({first, static_cast<std::int64_t>(state->end)});
     return state->tiles[state->next++];
   };
 }

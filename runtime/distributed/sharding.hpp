@@ -5,6 +5,7 @@
 #include <span>
 
 #include "distributed/communicator.hpp"
+#include "distributed/lease_book.hpp"
 #include "source/reader_pool.hpp"
 
 namespace mgpr::runtime {
@@ -16,8 +17,14 @@ TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size)
 // threads then share. Sizes are guided: a share of what is still unclaimed, so leases are
 // long early and a tile long at the end, where the ranks then finish together; at most
 // kLongestLease tiles, so a rank never holds much more than it will do in a few batches.
-// A store request is made per lease, not per tile.
-TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key);
+// A store request is made per lease, not per tile; with a `book`, which then records each
+// lease, a second (lease_book.hpp).
+TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key,
+                           LeaseBook* book = nullptr);
+
+// Stops handing out tiles once a stop was asked for; tiles already claimed finish. A run
+// that lost a rank cannot finish: the feed throws why, and the pipeline ends with it.
+TileFeed stop_when_asked(TileFeed feed, Communicator& communicator);
 
 // The rule: of `unclaimed` tiles, 1 / (kLeasesPerRankLeft x ranks), between 1 and kLongestLease.
 inline constexpr std::int64_t kLongestLease = 64;

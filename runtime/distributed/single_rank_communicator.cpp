@@ -28,6 +28,14 @@ class LocalCommunicator final : public Communicator {
     values_.erase(key);
     return value;
   }
+  std::optional<std::string> take_if_set(const std::string& key) override {
+    const std::lock_guard lock(mutex_);
+    const auto found = values_.find(key);
+    if (found == values_.end()) return std::nullopt;
+    auto value = std::move(found->second);
+    values_.erase(found);
+    return value;
+  }
 
  private:
   std::mutex mutex_;

@@ -25,6 +25,10 @@ class StoreClient final : public Communicator {
   std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override { return store_->counters(keys); }
   void put(const std::string& key, const std::string& bytes) override { store_->set(key, bytes); }
   std::string take(const std::string& key) override { return store_->take(key); }
+  std::optional<std::string> take_if_set(const std::string& key) override {
+    if (!store_->check(key)) return std::nullopt;
+    return store_->take(key);
+  }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override {
     return store_->traffic().by_row();
   }

@@ -1,5 +1,7 @@
 #include "stream/output_stream.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -7,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "mgpr/error.hpp"
 #include "mgpr/store_keys.hpp"
 #include "mgpr/text.hpp"
 #include "stream/writer_pace.hpp"
@@ -17,21 +20,23 @@ namespace {
 // The store's topics: the results on their way to the writer (kResultMail), and the
 // rasters the other ranks could not read (kFailureMail), each message the raster's
 // number (its reason reaches rank 0 with the run's outcome, distributed/run_outcome.hpp).
-// Batches a rank may have on the store unread before it waits for rank 0's writer: a
-// writer slower than the ranks slows them rather than growing rank 0's memory.
-constexpr std::int64_t kUnreadBatches = 64;
-// A message of results carries kMailTiles tiles (writer_pace.hpp), or goes after waiting
-// this long. A message is five requests (its key and its count; the writer's take, a get
-// and a delete, and its count of what it took): a request per 50 tiles where the ranks
-// are fast (256 tiles of a dozen boxes are about 200 kB), at most five a second a rank
-// where they are slow.
-constexpr auto kMailAge = std::chrono::seconds(1);
-// How often rank 0's writer looks for the other ranks' results when its own are idle.
-constexpr auto kMailPoll = std::chrono::milliseconds(50);
-// How often it looks for rasters the others could not read: rare, and a second late only
+// How often rank 0's writer looks for rasters the others could not read: rare, and a second late only
 // holds back the rows after one (each look is a request per rank: 5,000 a second at 256
 // ranks were it every poll).
 constexpr auto kFailurePoll = std::chrono::seconds(1);
+
+// Enough names to recognise a tile named again after another loss.
+constexpr std::size_t kLostTilesNamed = 10;
+
+std::string lost_rank_tiles_message(int rank, const std::vector<std::string>& names, bool done_again) {
+  std::string named;
+  for (std::size_t i = 0; i < names.size() && i < kLostTilesNamed; ++i) named += (i > 0 ? "; " : "") + names[i];
+  if (names.size() > kLostTilesNamed) named += fmt::format("; and {} more", names.size() - kLostTilesNamed);
+  return fmt::format(
+      "rank {} was lost holding {} tile(s) whose results had not reached the writer{}: {}. A tile named again after "
+      "another loss may be what ends the rank (a damaged block, a tile too large for memory)",
+      rank, names.size(), done_again ? ", which rank 0 does again" : "", named);
+}
 
 int decode_failed_raster(const std::string& message) {
   const auto image = parse_number<int>(message, 0, std::numeric_limits<int>::max());
@@ -41,62 +46,14 @@ int decode_failed_raster(const std::string& message) {
 
 }  // namespace
 
-ResultMail::ResultMail(Communicator& communicator, int writer)
-    : mail_(communicator, StoreKey::kResultMail, writer, kUnreadBatches),
-      failures_(communicator, StoreKey::kFailureMail, writer, kUnreadBatches),
-      sender_([this](const std::stop_token& stop) { send_old(stop); }) {}
-
-ResultMail::~ResultMail() {
-  sender_.request_stop();
-  wake_.notify_all();
-}
-
-void ResultMail::take(TileResults batch) {
-  std::unique_lock lock(mail_mutex_);
-  if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
-  if (waiting_.empty()) waiting_since_ = std::chrono::steady_clock::now();
-  waiting_.merge(batch);
-  if (static_cast<std::int64_t>(waiting_.size()) >= kMailTiles) send_waiting(lock);
-}
-
-void ResultMail::flush() {
-  std::unique_lock lock(mail_mutex_);
-  if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
-  send_waiting(lock);
-}
-
-void ResultMail::send_waiting(std::unique_lock<std::mutex>& /*lock*/) {
-  if (waiting_.empty()) return;
-  mail_.send(encode_results(waiting_));
-  waiting_.clear();
-}
-
-void ResultMail::send_old(const std::stop_token& stop) {
-  std::unique_lock lock(mail_mutex_);
-  while (!stop.stop_requested()) {
-    wake_.wait_for(lock, stop, kMailAge / 2, [] { return false; });
-    if (waiting_.empty() || send_failure_ || std::chrono::steady_clock::now() - waiting_since_ < kMailAge) continue;
-    try {
-      send_waiting(lock);
-    } catch (...) {
-      send_failure_ = std::current_exception();  // a lost run or store: the rank's own call says so
-    }
-  }
-}
-
-void ResultMail::raster_failed(int image, const std::string& /*reason*/) {
-  const std::lock_guard lock(failures_mutex_);
-  failures_.send(std::to_string(image));
-}
-
 OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer,
-                           std::int64_t* held_peak_record)
+                           WriterRecord record)
     : output_(output),
       communicator_(communicator),
       writer_(writer),
       mailbox_(communicator, StoreKey::kResultMail, writer),
       failure_mailbox_(communicator, StoreKey::kFailureMail, writer),
-      held_peak_record_(held_peak_record) {
+      record_(record) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -151,7 +108,14 @@ void OutputStream::run() {
     try {
       // A run that lost a rank never completes the rows waiting for its tiles: from then
       // on what comes is dropped (below), so rank 0's memory does not grow with it.
-      if (!failed) communicator_.check_peers();
+      if (!failed) {
+        try {
+          communicator_.check_peers();
+        } catch (const IoError&) {
+          name_lost_ranks_tiles();
+          throw;
+        }
+      }
       // After a failure the results are still taken, so no rank waits on a full mailbox,
       // and dropped: nothing more is written.
       if (const auto now = std::chrono::steady_clock::now(); last || now >= next_failure_poll_) {
@@ -161,15 +125,20 @@ void OutputStream::run() {
       if (!failed) {
         for (const auto image : failed_rasters) mark_failed(image);
       }
-      for (auto& message : mailbox_.receive()) {
-        TileResults batch;
-        decode_results(message, batch);
-        if (!failed) absorb(std::move(batch));
+      if (const auto now = std::chrono::steady_clock::now(); last || now >= next_mail_poll_) {
+        next_mail_poll_ = now + kMailPoll;
+        for (auto& message : mailbox_.receive()) {
+          TileResults batch;
+          decode_results(message, batch);
+          if (!failed) absorb(std::move(batch));
+        }
       }
       if (failed) continue;
       for (auto& batch : batches) absorb(std::move(batch));
+      if (record_.returned != nullptr) return_lost_ranks_tiles();
       write_final_rows();
       publish_written();
+      if (record_.returned != nullptr && next_image_ == rows_.size()) record_.returned->all_written();
     } catch (...) {
       {
         const std::lock_guard lock(mutex_);
@@ -178,8 +147,104 @@ void OutputStream::run() {
       // No rank waits any more for rows that will not be written: every tile goes on to
       // be journaled, and the failure is this rank's once the loop ends.
       release_ranks();
+      if (record_.returned != nullptr) record_.returned->all_written();
     }
   }
+}
+
+void OutputStream::receive_all_mail() {
+  for (const auto& message : failure_mailbox_.receive()) mark_failed(decode_failed_raster(message));
+  for (auto& message : mailbox_.receive()) {
+    TileResults batch;
+    decode_results(message, batch);
+    absorb(std::move(batch));
+  }
+}
+
+std::vector<Tile> OutputStream::unfinished_of(int rank) {
+  const auto book = communicator_.take_if_set(store_key(StoreKey::kLeaseLedger, rank));
+  const auto leases = book ? decode_leases(*book, static_cast<std::int64_t>(record_.run_tiles.size())) : std::nullopt;
+  std::vector<Tile> unfinished;
+  if (!leases) return unfinished;  // it claimed nothing yet
+  for (const auto& [first, end] : *leases) {
+    for (auto position = first; position < end; ++position) {
+      const auto& tile = record_.run_tiles[static_cast<std::size_t>(position)];
+      if (!received(tile.id)) unfinished.push_back(tile);
+    }
+  }
+  return unfinished;
+}
+
+void OutputStream::name_lost_ranks_tiles() {
+  if (record_.lost_rank_tiles == nullptr) return;
+  try {
+    receive_all_mail();  // what the lost ranks sent before they went is theirs delivered
+    for (const int rank : communicator_.lost_ranks()) {
+      std::vector<std::string> names;
+      for (const auto& tile : unfinished_of(rank)) names.push_back(tile_name(output_.plan(), tile));
+      if (names.empty()) continue;
+      record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, false));
+      fmt::print(stderr, "mgpr: {}\n", record_.lost_rank_tiles->back());
+    }
+  } catch (const std::exception&) {
+    // Naming is a help: the loss itself is what the rank reports.
+  }
+}
+
+void OutputStream::return_lost_ranks_tiles() {
+  std::vector<int> newly_lost;
+  for (const int rank : communicator_.lost_ranks()) {
+    if (!returned_for_.contains(rank)) newly_lost.push_back(rank);
+  }
+  const bool sweep = record_.returned->sweep_asked();
+  if (newly_lost.empty() && !sweep) return;
+  receive_all_mail();  // what a lost rank sent before it went is its delivered
+  for (const int rank : newly_lost) {
+    mailbox_.stop_reading(rank);
+    failure_mailbox_.stop_reading(rank);
+    returned_for_.insert(rank);
+    const auto unfinished = unfinished_of(rank);
+    if (unfinished.empty()) continue;
+    std::vector<std::string> names;
+    for (const auto& tile : unfinished) names.push_back(tile_name(output_.plan(), tile));
+    if (record_.lost_rank_tiles != nullptr) {
+      record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, true));
+      fmt::print(stderr, "mgpr: {}\n", lost_rank_tiles_message(rank, names, true));
+    }
+    for (const auto& tile : unfinished) returned_ids_.insert(tile.id);
+    record_.returned->add(unfinished);
+  }
+  if (!sweep) return;
+  // Every live rank finished and sent its results, and rank 0's own are here: a tile
+  // still missing, and not returned already, was held by a rank lost before its book
+  // said so.
+  {
+    std::vector<TileResults> batches;
+    {
+      const std::lock_guard lock(mutex_);
+      batches.swap(incoming_);
+    }
+    for (auto& batch : batches) absorb(std::move(batch));
+  }
+  std::vector<Tile> missing;
+  for (const auto& tile : record_.run_tiles) {
+    if (!received(tile.id) && returned_ids_.insert(tile.id).second) missing.push_back(tile);
+  }
+  if (!missing.empty()) {
+    fmt::print(stderr, "mgpr: rank 0: {} tile(s) no live rank holds were lost with a rank; rank 0 does them again\n",
+               missing.size());
+  }
+  record_.returned->add(missing);
+}
+
+std::map<int, std::int64_t> OutputStream::tiles_received(std::span<const std::int64_t> earlier) const {
+  std::map<int, std::int64_t> received;
+  for (std::size_t image = 0; image < rows_.size(); ++image) {
+    auto& count = received[static_cast<int>(image)];
+    for (const auto& row : rows_[image]) count += row.received;
+    if (image < earlier.size()) count -= earlier[image];
+  }
+  return received;
 }
 
 void OutputStream::publish_written() {
@@ -206,6 +271,10 @@ void OutputStream::drain() {
   if (failure_) std::rethrow_exception(failure_);
 }
 
+bool OutputStream::received(const TileId& id) const {
+  return failed_.contains(id.image) || written_already(id) || held_.contains(id);
+}
+
 bool OutputStream::written_already(const TileId& id) const {
   const auto image = static_cast<std::size_t>(id.image);
   if (image != next_image_) return image < next_image_;
@@ -230,7 +299,7 @@ void OutputStream::absorb(TileResults batch) {
   const auto held = static_cast<std::int64_t>(held_.size());
   if (held <= held_peak_.load()) return;
   held_peak_.store(held);
-  if (held_peak_record_ != nullptr) *held_peak_record_ = held;
+  if (record_.held_peak_tiles != nullptr) *record_.held_peak_tiles = held;
 }
 
 void OutputStream::mark_failed(int image) {

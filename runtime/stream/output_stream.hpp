@@ -15,12 +15,16 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "distributed/lease_book.hpp"
+#include "stream/returned_tiles.hpp"
 #include "stream/store_mail.hpp"
 #include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
@@ -33,7 +37,8 @@ namespace mgpr::runtime {
 // pacing may hold back until they arrive), or at flush.
 class ResultMail final : public ResultSink {
  public:
-  ResultMail(Communicator& communicator, int writer);
+  // `book`, when given, learns of every result sent and raster failed (lease_book.hpp).
+  ResultMail(Communicator& communicator, int writer, LeaseBook* book = nullptr);
   ~ResultMail() override;
   ResultMail(const ResultMail&) = delete;
   ResultMail& operator=(const ResultMail&) = delete;
@@ -48,6 +53,7 @@ class ResultMail final : public ResultSink {
   std::mutex mail_mutex_;  // guards mail_ and what waits for it
   std::condition_variable_any wake_;
   MailToWriter mail_;
+  LeaseBook* book_;
   TileResults waiting_;  // results not yet sent
   std::chrono::steady_clock::time_point waiting_since_{};
   std::exception_ptr send_failure_;  // the sending thread's, thrown on the rank's next take or flush
@@ -56,15 +62,28 @@ class ResultMail final : public ResultSink {
   std::jthread sender_;  // last: started once everything above is set
 };
 
+// What the writer keeps for its rank's summary however the loop ends: written on the
+// writing thread, read once the stream is destroyed or drained.
+struct WriterRecord {
+  // held_peak_tiles() whenever it grows.
+  std::int64_t* held_peak_tiles = nullptr;
+  // Once the run lost a rank, a line for each lost rank that held tiles whose results
+  // had not come (lease_book.hpp), naming them: a tile named after two losses may be
+  // what kills ranks.
+  std::vector<std::string>* lost_rank_tiles = nullptr;
+  // The tile list the feed handed out, which the ranks' books index.
+  std::span<const Tile> run_tiles;
+  // on_rank_loss=continue: where the writer returns a lost rank's tiles for rank 0's loop
+  // to do again, and says when every row was written (returned_tiles.hpp).
+  ReturnedTiles* returned = nullptr;
+};
+
 // On the writer's rank.
 class OutputStream final : public ResultSink {
  public:
   // `earlier`: the results of earlier runs (resume), written as their rasters become final.
-  // `held_peak_record`, when given, gets held_peak_tiles() whenever it grows, on the writing
-  // thread, and keeps it after the stream is gone however the loop ended (the rank's
-  // summary); read it once the stream is destroyed or drained.
   OutputStream(TaskOutput& output, TileResults earlier, Communicator& communicator, int writer,
-               std::int64_t* held_peak_record = nullptr);
+               WriterRecord record = {});
   // Stops the writing thread; the run's files not finished are not made.
   ~OutputStream() override;
   OutputStream(const OutputStream&) = delete;
@@ -90,8 +109,21 @@ class OutputStream final : public ResultSink {
   // that lost a rank shows whether results piled up here. Any thread, any time.
   [[nodiscard]] std::int64_t held_peak_tiles() const { return held_peak_.load(); }
 
+  // After drain: per image (TileId::image), the tiles with a result, less those of
+  // earlier runs (`earlier`, per image).
+  [[nodiscard]] std::map<int, std::int64_t> tiles_received(std::span<const std::int64_t> earlier) const;
+
  private:
   void run();
+  // The run lost a rank: what it sent counts, and the tiles of its book that never came
+  // are named in the record.
+  void name_lost_ranks_tiles();
+  // on_rank_loss=continue: each rank newly lost is fenced and its tiles that never came
+  // returned; a sweep asked for returns every tile still missing.
+  void return_lost_ranks_tiles();
+  // The tiles of `rank`'s book on the store that the writer has not received.
+  std::vector<Tile> unfinished_of(int rank);
+  void receive_all_mail();
   void release_ranks();
   void absorb(TileResults batch);
   void mark_failed(int image);
@@ -113,6 +145,7 @@ class OutputStream final : public ResultSink {
     std::int64_t received = 0;  // results held or written
   };
   [[nodiscard]] bool written_already(const TileId& id) const;
+  [[nodiscard]] bool received(const TileId& id) const;
 
   TaskOutput& output_;
   Communicator& communicator_;
@@ -123,13 +156,16 @@ class OutputStream final : public ResultSink {
   std::vector<std::int64_t> results_of_;    // per image: what write_row returned, added up
   TileResults held_;                        // the results not yet written
   std::atomic<std::int64_t> held_peak_{0};  // held_'s largest size (only the writing thread stores)
-  std::int64_t* held_peak_record_;
+  WriterRecord record_;
   std::set<int> failed_;        // rasters some rank could not read, as learnt
   std::size_t next_image_ = 0;  // the first raster not wholly written
   std::size_t next_row_ = 0;    // its first row not written (index into rows_)
   std::int64_t uncounted_ = 0;  // tiles written, not yet counted on the store
   std::chrono::steady_clock::time_point next_failure_poll_{};
+  std::chrono::steady_clock::time_point next_mail_poll_{};
   std::vector<std::filesystem::path> written_;
+  std::set<int> returned_for_;     // the lost ranks whose tiles were returned
+  std::set<TileId> returned_ids_;  // and those tiles
 
   std::mutex mutex_;  // guards what follows, shared with the thread
   std::condition_variable wake_;

@@ -47,6 +47,15 @@ WriterMailbox::WriterMailbox(Communicator& communicator, StoreKey topic, int wri
   }
 }
 
+void WriterMailbox::stop_reading(int rank) {
+  for (std::size_t i = 0; i < senders_.size(); ++i) {
+    if (senders_[i] != rank) continue;
+    senders_.erase(senders_.begin() + static_cast<std::ptrdiff_t>(i));
+    sent_keys_.erase(sent_keys_.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
+}
+
 std::vector<std::string> WriterMailbox::receive() {
   std::vector<std::string> messages;
   const auto sent_counts = communicator_.counters(sent_keys_);

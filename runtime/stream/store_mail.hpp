@@ -39,6 +39,8 @@ class WriterMailbox {
   // Every message the other ranks sent since the last call, each rank's in its order;
   // never waits for more.
   std::vector<std::string> receive();
+  // A rank the run lost: what it sends from now on is never read (fencing).
+  void stop_reading(int rank);
 
  private:
   Communicator& communicator_;

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "distributed/sharding.hpp"
 #include "mgpr/store_keys.hpp"
@@ -27,6 +29,8 @@ constexpr auto kPacePoll = std::chrono::milliseconds(20);
 struct WriterPace {
   std::atomic<std::int64_t> written{0};
   std::atomic<bool> released{false};
+  std::mutex deferred_mutex;
+  std::vector<Tile> deferred;  // tiles set aside for returned ones while they waited
 };
 
 }  // namespace
@@ -43,10 +47,28 @@ std::int64_t unwritten_limit(std::span<const Tile> tiles, std::int64_t batch_siz
 }
 
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator, int writer,
-                         std::int64_t limit) {
+                         std::int64_t limit, ReturnedTiles* returned) {
   auto pace = std::make_shared<WriterPace>();
-  return [inner = std::move(feed), run_tiles, &communicator, writer, limit, pace]() -> std::optional<Tile> {
-    auto tile = inner();
+  auto paced = [inner = std::move(feed), run_tiles, &communicator, writer, limit, pace,
+                returned]() -> std::optional<Tile> {
+    if (returned != nullptr) {
+      if (auto tile = returned->take()) return tile;
+    }
+    std::optional<Tile> tile;
+    {
+      const std::lock_guard lock(pace->deferred_mutex);
+      if (!pace->deferred.empty()) {
+        tile = pace->deferred.back();
+        pace->deferred.pop_back();
+      }
+    }
+    if (!tile) tile = inner();
+    if (!tile && returned != nullptr) {
+      return returned->wait([&] {
+        communicator.check_peers();
+        return stop_signal() != 0;
+      });
+    }
     if (!tile || pace->released) return tile;
     const auto at = std::lower_bound(run_tiles.begin(), run_tiles.end(), tile->id,
                                      [](const Tile& candidate, const TileId& id) { return candidate.id < id; });
@@ -55,6 +77,11 @@ TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communi
     while (position - pace->written > limit && stop_signal() == 0 && !pace->released) {
       // A writer held up by a rank the run lost would write nothing more: the loss ends the wait.
       communicator.check_peers();
+      if (auto other = returned != nullptr ? returned->take() : std::nullopt) {
+        const std::lock_guard lock(pace->deferred_mutex);
+        pace->deferred.push_back(*tile);
+        return other;
+      }
       const auto written = tiles_written(communicator, writer);
       const auto now = std::chrono::steady_clock::now();
       if (written > pace->written.exchange(written)) last_change = now;
@@ -71,6 +98,12 @@ TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communi
       }
       std::this_thread::sleep_for(kPacePoll);
     }
+    return tile;
+  };
+  if (returned == nullptr) return paced;
+  return [paced = std::move(paced), returned]() -> std::optional<Tile> {
+    auto tile = paced();
+    if (tile) returned->handed();
     return tile;
   };
 }

@@ -258,12 +258,7 @@ class DetectOutput final : public TaskOutput {
       if (returned[i] < plan_.options.box_cap) continue;
       ++tiles_at_cap_;
       if (named_at_cap_.size() >= kTilesNamed) continue;
-      const auto& tile = tiles[i].tile;
-      const auto image = static_cast<std::size_t>(tile.id.image);
-      const auto raster = image < plan_.rasters.size()
-                              ? std::filesystem::path(plan_.rasters[image].path).filename().string()
-                              : fmt::format("raster {}", tile.id.image);
-      named_at_cap_.push_back(fmt::format("{} tile at x {}, y {}", raster, tile.window.x, tile.window.y));
+      named_at_cap_.push_back(tile_name(plan_, tiles[i].tile));
     }
   }
 

@@ -80,6 +80,13 @@ std::string class_name(const std::vector<std::string>& class_names, std::int64_t
 
 GeoTransform raster_transform(const RasterDescription& raster) { return raster.geotransform.value_or(GeoTransform()); }
 
+std::string tile_name(const OutputPlan& plan, const Tile& tile) {
+  const auto image = static_cast<std::size_t>(tile.id.image);
+  const auto raster = image < plan.rasters.size() ? std::filesystem::path(plan.rasters[image].path).filename().string()
+                                                  : fmt::format("raster {}", tile.id.image);
+  return fmt::format("{} tile at x {}, y {}", raster, tile.window.x, tile.window.y);
+}
+
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {
   OutputPlan plan{options, source.rasters(), source.tiles(), source.tile_size(), {}, OutputLayout::kPerRaster};
   const auto many = plan.rasters.size() > static_cast<std::size_t>(kPerRasterOutputsUpTo);

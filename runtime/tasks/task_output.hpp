@@ -173,6 +173,9 @@ struct OutputPlan {
 
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source);
 
+// A tile as messages name it: "<raster's file name> tile at x X, y Y".
+std::string tile_name(const OutputPlan& plan, const Tile& tile);
+
 // The task's output for options.task. Throws UsageError when this build cannot write it
 // (segment needs GDAL).
 // `crop_classifier`: task=detect's classify_model= (std::logic_error for another task: the

@@ -59,6 +59,7 @@ struct RunConfig {
   int threads = 0;                           // 0: the CPUs Slurm gave the task
   int rendezvous_timeout = 300;              // seconds every rank has to join the others
   int peer_timeout = 120;                    // seconds a rank waits for a peer that shows no sign of life
+  std::string on_rank_loss = "fail";         // a rank other than rank 0 lost mid-run: end the run, or go on
   bool force_precision = false;              // run a precision this device emulates slowly anyway
   std::vector<std::string> model_libraries;  // shared libraries of custom operators, loaded first
   bool channels_last = true;                 // GPU: convolutions in NHWC, the layout tensor cores read natively

@@ -10,6 +10,7 @@ namespace mgpr {
 
 enum class Task { kClassify, kDetect, kSegment };
 enum class Sharding { kDynamic, kStatic };
+enum class OnRankLoss { kFail, kContinue };
 enum class Accelerator { kAuto, kGpu, kCpu };
 // kAuto only as asked for: the run plan resolves it to one of the others per device.
 enum class Precision { kAuto, kFp32, kFp16, kBf16 };
@@ -29,6 +30,7 @@ inline constexpr int kPerRasterOutputsUpTo = 8;
 // In the enums' order, so an enum's value indexes its name.
 inline constexpr std::array<std::string_view, 3> kTaskNames{"classify", "detect", "segment"};
 inline constexpr std::array<std::string_view, 2> kShardingNames{"dynamic", "static"};
+inline constexpr std::array<std::string_view, 2> kOnRankLossNames{"fail", "continue"};
 inline constexpr std::array<std::string_view, 3> kAcceleratorNames{"auto", "gpu", "cpu"};
 inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32", "fp16", "bf16"};
 inline constexpr std::array<std::string_view, 4> kJitExecutorNames{"auto", "simple", "profiling", "profiling_no_fuser"};
@@ -57,6 +59,7 @@ std::string_view name_of(OutputFormat format);
 // Each throws UsageError naming the key, the value and the values allowed.
 Task parse_task(std::string_view name);
 Sharding parse_sharding(std::string_view name);
+OnRankLoss parse_on_rank_loss(std::string_view name);
 Accelerator parse_accelerator(std::string_view name);
 Precision parse_precision(std::string_view name);
 JitExecutor parse_jit_executor(std::string_view name);

@@ -100,6 +100,9 @@ struct RankSummary {
 std::string to_json_text(const RankSummary& summary);
 // Throws UsageError naming `source` when the text is not a summary of this schema.
 RankSummary rank_summary_from_json(std::string_view text, std::string_view source);
+// In place of the summary of a rank the run went on without (on_rank_loss=continue):
+// failed, and why; its own file, where it wrote one before, says the rest.
+RankSummary lost_rank_summary(int rank, int world_size);
 
 // The whole job, from its ranks' summaries.
 struct JobTotals {

@@ -2,7 +2,7 @@
 // its loop, says in plain words which rank the run lost and where (no library's stack
 // frames), and ends at once, well within the launcher's grace after its SIGTERM and
 // without calling its share done; run again, the job ends with the files of a run that
-// was never interrupted.
+// was never interrupted. Rank 0 names the tiles a lost rank held.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -69,12 +69,21 @@ class PeerLoss : public testing::Test {
 
   static fs::path image() { return dir_->path() / "field.tif"; }
   static fs::path model() { return dir_->path() / "slow.pt"; }
-  static std::unique_ptr<Process> run(const fs::path& output, const std::string& name) {
-    return std::make_unique<Process>(
-        std::vector<std::string>{MGPR_BINARY, image().string(), "task=detect", "model=" + model().string(),
-                                 "tile_size=64", "overlap=16", "batch_size=2", "gpus=2", "accelerator=cpu", "threads=1",
-                                 "workers=1", "output_dir=" + output.string()},
-        std::map<std::string, std::string>{}, dir_->path(), name);
+  static std::unique_ptr<Process> run(const fs::path& output, const std::string& name,
+                                      const std::vector<std::string>& more = {"gpus=2"}) {
+    std::vector<std::string> argv{MGPR_BINARY,
+                                  image().string(),
+                                  "task=detect",
+                                  "model=" + model().string(),
+                                  "tile_size=64",
+                                  "overlap=16",
+                                  "batch_size=2",
+                                  "accelerator=cpu",
+                                  "threads=1",
+                                  "workers=1",
+                                  "output_dir=" + output.string()};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Process>(argv, std::map<std::string, std::string>{}, dir_->path(), name);
   }
 
   // Kills rank `lost` once a few tiles are journaled, checks how the survivor ends, then
@@ -101,6 +110,12 @@ class PeerLoss : public testing::Test {
       EXPECT_FALSE(contains(ended.err, "killing them")) << "the survivor outlived the launcher's grace\n" << ended.err;
       EXPECT_FALSE(contains(ended.out, fmt::format("rank {}: done", survivor))) << ended.out;
       EXPECT_LT(after_kill, 5.0) << ended.err;
+      // Rank 0 names what a lost rank held from its book of leases on the store (the
+      // writer's own rank, lost, takes the store with it).
+      if (lost != 0) {
+        EXPECT_TRUE(contains(ended.err, fmt::format("rank {} was lost holding ", lost))) << ended.err;
+        EXPECT_TRUE(contains(ended.err, "field.tif tile at x ")) << ended.err;
+      }
     }
     const int journaled = journaled_tiles(output);
     ASSERT_LT(journaled, kTiles) << "the run was not cut in its middle";
@@ -122,6 +137,67 @@ TEST_F(PeerLoss, RankOneKilledMidRunEndsRankZeroAtOnceAndTheRunResumes) {
 
 TEST_F(PeerLoss, RankZeroKilledMidRunEndsRankOneAtOnceAndTheRunResumes) {
   kill_rank_and_resume(0, "stopped answering rank 1");
+}
+
+// on_rank_loss=continue: rank 1 of 3 SIGKILLed while it holds a lease; the others go on,
+// rank 0 does again the tiles it held, and the run ends complete with the files of the
+// uninterrupted run and every tile once (no journal left, nothing to resume).
+TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
+  const auto output = dir_->path() / "continued";
+  auto job = run(output, "continued", {"gpus=3", "on_rank_loss=continue"});
+  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
+  const auto ranks = ranks_of(job->pid());
+  ASSERT_EQ(ranks.size(), 3U);
+  ::kill(ranks[1], SIGKILL);
+  const auto ended = job->wait(std::chrono::seconds(120));
+  EXPECT_EQ(ended.code, 0) << ended.out << ended.err;
+  EXPECT_TRUE(contains(ended.err, "rank 1 was killed by signal 9")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "rank 0: rank 1 on ")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "which rank 0 does again")) << ended.err;
+  EXPECT_FALSE(contains(ended.err, "frame #")) << ended.err;
+  EXPECT_TRUE(contains(ended.out, "rank 2: done")) << ended.out;
+  EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a complete run leaves no journal";
+  const auto reference = dir_->path() / "uninterrupted";
+  EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+}
+
+// on_rank_loss=continue: rank 1 of 3 stopped (SIGSTOP) past peer_timeout is declared
+// lost and the run goes on; continued, it learns so and ends, and none of its late
+// results are used (fencing): the files are the uninterrupted run's.
+TEST_F(PeerLoss, UnderContinueARankStoppedPastPeerTimeoutIsFencedAndTheRunEndsComplete) {
+  const auto output = dir_->path() / "fenced";
+  auto job = run(output, "fenced", {"gpus=3", "on_rank_loss=continue", "peer_timeout=2"});
+  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
+  const auto ranks = ranks_of(job->pid());
+  ASSERT_EQ(ranks.size(), 3U);
+  ::kill(ranks[1], SIGSTOP);
+  // Continued once rank 0 went on without it, while rank 0 still does its tiles again.
+  EXPECT_TRUE(
+      wait_for([&] { return contains(read_text(dir_->path() / "fenced.stderr"), "the run goes on without it"); },
+               std::chrono::seconds(60)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(ranks[1], SIGCONT);
+  const auto ended = job->wait(std::chrono::seconds(120));
+  EXPECT_EQ(ended.code, 0) << ended.out << ended.err;
+  EXPECT_TRUE(contains(ended.err, "showed no sign of life for 2 s")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "rank 1: rank 0 went on without this rank")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
+  const auto reference = dir_->path() / "uninterrupted";
+  EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+}
+
+// Rank 0 holds the store and the writer: losing it ends the run under continue too.
+TEST_F(PeerLoss, UnderContinueLosingRankZeroStillEndsTheRun) {
+  const auto output = dir_->path() / "continued-rank0";
+  auto job = run(output, "continued-rank0", {"gpus=2", "on_rank_loss=continue"});
+  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
+  const auto ranks = ranks_of(job->pid());
+  ASSERT_EQ(ranks.size(), 2U);
+  ::kill(ranks[0], SIGKILL);
+  const auto ended = job->wait(std::chrono::seconds(60));
+  EXPECT_NE(ended.code, 0) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "stopped answering rank 1")) << ended.err;
 }
 
 }  // namespace

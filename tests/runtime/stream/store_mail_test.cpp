@@ -53,6 +53,14 @@ class StoreRank final : public Communicator {
     store_.values.erase(key);
     return value;
   }
+  std::optional<std::string> take_if_set(const std::string& key) override {
+    const std::lock_guard lock(store_.mutex);
+    const auto found = store_.values.find(key);
+    if (found == store_.values.end()) return std::nullopt;
+    auto value = found->second;
+    store_.values.erase(found);
+    return value;
+  }
 
  private:
   SharedStore& store_;

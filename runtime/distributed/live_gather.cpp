@@ -1,0 +1,85 @@
+#include "distributed/live_gather.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "mgpr/store_keys.hpp"
+#include "mgpr/text.hpp"
+
+namespace mgpr::runtime {
+namespace {
+
+// The longest sleep between two looks: the others look for rank 0's answer, rank 0 for
+// each rank's bytes; the first looks come sooner.
+constexpr auto kLongestLook = std::chrono::milliseconds(20);
+
+}  // namespace
+
+std::string encode_gathered(const std::vector<std::optional<std::string>>& by_rank) {
+  std::string text;
+  for (const auto& bytes : by_rank) {
+    text += fmt::format("{} {}\n", bytes ? 1 : 0, bytes ? bytes->size() : 0);
+    if (bytes) text += *bytes;
+  }
+  return text;
+}
+
+std::vector<std::string> decode_gathered(const std::string& text, int world_size) {
+  std::vector<std::string> by_rank;
+  std::size_t at = 0;
+  for (int rank = 0; rank < world_size; ++rank) {
+    const auto line_end = text.find('\n', at);
+    if (line_end == std::string::npos) throw std::logic_error("a malformed gather on the store");
+    const std::string_view line(text.data() + at, line_end - at);
+    const auto space = line.find(' ');
+    const auto size = parse_number<std::size_t>(line.substr(space == std::string_view::npos ? line.size() : space + 1));
+    if (space == std::string_view::npos || !size || line_end + 1 + *size > text.size())
+      throw std::logic_error("a malformed gather on the store");
+    by_rank.push_back(text.substr(line_end + 1, *size));
+    at = line_end + 1 + *size;
+  }
+  return by_rank;
+}
+
+std::vector<std::string> gather_among_live(PeerStore& store, const PeerWatch& peers, LiveCollective where,
+                                           const std::string& bytes) {
+  const auto key = [&](const auto& part) { return store_key(StoreKey::kLiveGather, where.number, part); };
+  auto look = std::chrono::milliseconds(1);
+  const auto pause = [&] {
+    peers.check();
+    std::this_thread::sleep_for(look);
+    look = std::min(look * 2, kLongestLook);
+  };
+  if (where.rank != 0) {
+    store.set(key(where.rank), bytes);
+    while (!store.check(key("all"))) pause();
+    return decode_gathered(store.get(key("all")), where.world_size);
+  }
+  std::vector<std::optional<std::string>> by_rank(static_cast<std::size_t>(where.world_size));
+  by_rank[0] = bytes;
+  for (;;) {
+    const auto lost = peers.lost_ranks();
+    bool waiting = false;
+    for (int rank = 1; rank < where.world_size; ++rank) {
+      auto& got = by_rank[static_cast<std::size_t>(rank)];
+      if (got || std::find(lost.begin(), lost.end(), rank) != lost.end()) continue;
+      if (store.check(key(rank))) {
+        got = store.get(key(rank));
+      } else {
+        waiting = true;
+      }
+    }
+    if (!waiting) break;
+    pause();
+  }
+  // A rank lost after its bytes came still counts: rank 0's answer is what every rank reads.
+  const auto all = encode_gathered(by_rank);
+  store.set(key("all"), all);
+  return decode_gathered(all, where.world_size);
+}
+
+}  // namespace mgpr::runtime
