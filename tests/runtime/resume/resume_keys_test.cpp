@@ -163,6 +163,9 @@ TEST_F(ResumeKeys, ResultsThatDifferNeverShareAJournalFolder) {
       {"task", "each task is a base of its own here, with its own model"},
       {"class_names", "must name the model's classes; names are applied when files are written"},
       {"gpus", "another rank count: the resume tests run two ranks"},
+      {"on_rank_loss",
+       "continue is refused beside sharding=static, which the kept keys set; it changes which rank does a tile, never "
+       "its result (PeerLoss.UnderContinue*)"},
       {"accelerator", "only the CPU here; resolved to the device kind"},
       {"model_libraries", "needs a library of operators (the torchvision suite)"},
       {"resume", "resume=false discards the journal this test reads"},
