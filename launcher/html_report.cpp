@@ -188,6 +188,17 @@ std::string failed_rasters_section(const JobReport& job) {
   return out + "</table>\n";
 }
 
+// Ranks the run lost while the tiles ran, as rank 0 recorded them: when, why, and the
+// tiles they held.
+std::string lost_ranks_section(const JobReport& job) {
+  const auto lost = mgpr::lost_rank_lines(job.ranks);
+  if (lost.empty()) return "";
+  std::string out = fmt::format(
+      "<h2 id=\"lost-ranks\">Lost ranks</h2>\n<p>{} rank(s) lost while the tiles ran.</p>\n<ul>\n", lost.size());
+  for (const auto& line : lost) out += fmt::format("<li class=\"error\">{}</li>\n", html_text(line));
+  return out + "</ul>\n";
+}
+
 std::string timeline_section(const JobReport& job) {
   const auto svg = timeline_svg(job.ranks);
   std::string out = "<h2 id=\"timeline\">Timeline</h2>\n";
@@ -291,6 +302,7 @@ std::string html_report(const JobReport& job, const std::vector<ReportImage>& im
   page += job_section(job);
   page += ranks_section(job);
   page += failed_rasters_section(job);
+  page += lost_ranks_section(job);
   page += timeline_section(job);
   page += throughput_section(job);
   page += problems_section(job, notes);

@@ -168,6 +168,10 @@ std::string rank_table(const JobReport& job) {
                          raster.ranks.size() > 1 ? "s" : "", fmt::join(raster.ranks, ", "));
     }
   }
+  if (const auto lost = mgpr::lost_rank_lines(job.ranks); !lost.empty()) {
+    out += fmt::format("lost ranks ({}):\n", lost.size());
+    for (const auto& line : lost) out += "  " + printable(line) + "\n";
+  }
   // What jobs wrote is printed as text, never as terminal control sequences.
   for (const auto& problem : job.problems) out += fmt::format("problem: {}\n", printable(problem));
   if (!job.diagnoses.empty()) {

@@ -50,6 +50,24 @@ std::string_view to_string(RankStatus status) {
   return "unknown";
 }
 
+namespace {
+
+json lost_ranks_json(const std::vector<LostRankRecord>& lost) {
+  auto list = json::array();
+  for (const auto& rank : lost) {
+    list.push_back({{"rank", rank.rank},
+                    {"host", rank.host},
+                    {"lost_unix_s", rank.lost_unix_s},
+                    {"why", rank.why},
+                    {"tiles_held", rank.tiles_held},
+                    {"done_again", rank.done_again},
+                    {"tiles", rank.tiles}});
+  }
+  return list;
+}
+
+}  // namespace
+
 std::string to_json_text(const RankSummary& s) {
   const json document = {
       {"schema", kSummarySchema},
@@ -89,6 +107,7 @@ std::string to_json_text(const RankSummary& s) {
       {"timeline", timeline_json(s.timeline)},
       {"outputs", s.outputs},
       {"failed_rasters", failures_json(s.failed_rasters)},
+      {"lost_ranks", lost_ranks_json(s.lost_ranks)},
       {"class_names", s.class_names},
       {"model_card", s.model_card},
   };
@@ -139,6 +158,32 @@ std::vector<TimelinePoint> timeline_from_json(const json& document, std::string_
         {item[0].get<double>(), whole_value<std::int64_t>(item[1], "tiles", source), item[2].get<double>()});
   }
   return points;
+}
+
+std::vector<LostRankRecord> lost_ranks_from_json(const json& document, std::string_view source) {
+  std::vector<LostRankRecord> lost;
+  if (!document.contains("lost_ranks")) return lost;  // summaries written before it existed
+  const auto& list = document.at("lost_ranks");
+  const auto refuse = [&](const json& got) {
+    return UsageError(fmt::format(
+        "{}: not a valid summary: 'lost_ranks' must be a list of {{\"rank\": ..., \"why\": ..., ...}}, got {}", source,
+        quote_short(got.dump())));
+  };
+  if (!list.is_array()) throw refuse(list);
+  for (const auto& item : list) {
+    if (!item.is_object() || !item.contains("rank") || !item.value("tiles", json::array()).is_array())
+      throw refuse(item);
+    LostRankRecord rank{whole_value<int>(item.at("rank"), "rank", source),
+                        item.value("host", std::string()),
+                        item.value("lost_unix_s", 0.0),
+                        item.value("why", std::string()),
+                        whole_or<std::int64_t>(item, "tiles_held", 0, source),
+                        item.value("done_again", false),
+                        {}};
+    for (const auto& tile : item.value("tiles", json::array())) rank.tiles.push_back(tile.get<std::string>());
+    lost.push_back(std::move(rank));
+  }
+  return lost;
 }
 
 std::vector<RasterFailureRecord> failures_from_json(const json& document, std::string_view source) {
@@ -228,6 +273,7 @@ RankSummary rank_summary_from_json(std::string_view text, std::string_view sourc
     s.timeline = timeline_from_json(document, source);
     s.outputs = document.value("outputs", std::vector<std::string>());
     s.failed_rasters = failures_from_json(document, source);
+    s.lost_ranks = lost_ranks_from_json(document, source);
     s.class_names = document.value("class_names", std::vector<std::string>());
     s.model_card = document.value("model_card", std::string());
     return s;
@@ -308,6 +354,26 @@ void TimelineRecorder::close(const TimelinePoint& point) {
     spacing_s_ *= 2;
   }
   points_.push_back(point);
+}
+
+std::vector<std::string> lost_rank_lines(std::span<const RankSummary> ranks) {
+  std::vector<std::string> lines;
+  for (const auto& rank : ranks) {
+    for (const auto& lost : rank.lost_ranks) {
+      std::string held = lost.tiles_held == 0
+                             ? "it held no tile whose results had not come"
+                             : fmt::format("it held {} tile(s) whose results had not come{}{}{}", lost.tiles_held,
+                                           lost.done_again ? ", done again by rank 0" : "",
+                                           lost.tiles.empty() ? "" : ": ", fmt::join(lost.tiles, "; "));
+      if (lost.tiles_held > static_cast<std::int64_t>(lost.tiles.size()) && !lost.tiles.empty()) held += "; …";
+      const double after =
+          rank.started_unix_s > 0 && lost.lost_unix_s > 0 ? lost.lost_unix_s - rank.started_unix_s : -1;
+      lines.push_back(fmt::format("rank {}{} lost{}: {}; {}", lost.rank,
+                                  lost.host.empty() ? "" : fmt::format(" on {}", lost.host),
+                                  after >= 0 ? fmt::format(" {:.1f} s into the loop", after) : "", lost.why, held));
+    }
+  }
+  return lines;
 }
 
 }  // namespace mgpr

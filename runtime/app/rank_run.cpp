@@ -127,9 +127,9 @@ class RankRun {
                    plan_.output.output_dir.string(), stale.front().filename().string());
       }
       if (survive_rank_loss()) returned = std::make_unique<ReturnedTiles>();
-      stream = std::make_unique<OutputStream>(
-          *run_.output, std::move(done_), *communicator_, writer,
-          WriterRecord{&summary_.writer_held_peak_tiles, &summary_.warnings, todo, returned.get()});
+      stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer,
+                                              WriterRecord{&summary_.writer_held_peak_tiles, &summary_.warnings,
+                                                           &summary_.lost_ranks, todo, returned.get()});
       run_.output->set_sink(stream.get());
     } else {
       // Its leases on the store, for rank 0 to name what it held should it be lost.

@@ -14,6 +14,13 @@
 
 namespace mgpr::runtime {
 
+// What rank 0's peer watch knew of a rank it lost: its host, why, and when (Unix seconds).
+struct LostPeer {
+  std::string host;
+  std::string why;
+  double unix_s = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -48,6 +55,11 @@ class Communicator {
   virtual void check_peers_after_a_look() { check_peers(); }
   // On rank 0, once check_peers threw: the ranks the watch found lost.
   [[nodiscard]] virtual std::vector<int> lost_ranks() const { return {}; }
+  // On rank 0: what its watch knew of lost rank `rank` (empty where it knew nothing).
+  [[nodiscard]] virtual LostPeer lost_peer(int rank) const {
+    (void)rank;
+    return {};
+  }
   // This rank's requests to the run's store so far, by the key table's row
   // (distributed/store_traffic.hpp); empty for a run of one rank, which has no store.
   [[nodiscard]] virtual std::map<std::string, std::int64_t> store_requests() const { return {}; }
@@ -70,6 +82,7 @@ class ForwardingCommunicator : public Communicator {
   void check_peers() override { inner_->check_peers(); }
   void check_peers_after_a_look() override { inner_->check_peers_after_a_look(); }
   [[nodiscard]] std::vector<int> lost_ranks() const override { return inner_->lost_ranks(); }
+  [[nodiscard]] LostPeer lost_peer(int rank) const override { return inner_->lost_peer(rank); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override { return inner_->store_requests(); }
 
  private:

@@ -133,6 +133,7 @@ class StoreCommunicator final : public Communicator {
   void check_peers() override { peers_.check(); }
   void check_peers_after_a_look() override { peers_.check_after_a_look(); }
   [[nodiscard]] std::vector<int> lost_ranks() const override { return peers_.lost_ranks(); }
+  [[nodiscard]] LostPeer lost_peer(int rank) const override { return peers_.lost_peer(rank); }
   [[nodiscard]] std::map<std::string, std::int64_t> store_requests() const override {
     return store_->traffic().by_row();
   }
@@ -311,13 +312,11 @@ std::shared_ptr<EarlyStore> serve_store_early(const RankEnvironment& ranks, cons
   return store;
 }
 
-namespace {
-
 // A key rank 0 sets before the others may go on, waited for as long as a rendezvous; a
 // store gone meanwhile is named as rank 0's, with the address.
 template <typename Store>
-void wait_for_rank0(Store& store, const RankEnvironment& ranks, const RendezvousOptions& options,
-                    const std::string& address, const std::string& key) {
+static void wait_for_rank0(Store& store, const RankEnvironment& ranks, const RendezvousOptions& options,
+                           const std::string& address, const std::string& key) {
   const auto waited = std::chrono::duration_cast<std::chrono::seconds>(options.timeout + kVerdictMargin);
   try {
     store.wait(key, waited);
@@ -325,8 +324,6 @@ void wait_for_rank0(Store& store, const RankEnvironment& ranks, const Rendezvous
     throw UsageError(store_lost_message(ranks.rank, address, waited, cause_of(error)));
   }
 }
-
-}  // namespace
 
 std::string share_from_rank0(const RankEnvironment& ranks, const RendezvousOptions& options,
                              const std::shared_ptr<EarlyStore>& early, const std::string& key,

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "distributed/collectives.hpp"
+#include "distributed/communicator.hpp"
 #include "distributed/peer_lines.hpp"
 
 namespace mgpr::runtime {
@@ -72,6 +74,7 @@ class PeerWatch final : public PeerLiveness {
   // The ranks rank 0 found lost, in the order found (empty on the others, which learn
   // only that one was).
   [[nodiscard]] std::vector<int> lost_ranks() const;
+  [[nodiscard]] LostPeer lost_peer(int rank) const;
   // Ends the watch before the rank leaves. In order, its line says goodbye; a rank that
   // fails leaves without one, and rank 0 learns at once that the run is lost.
   void stop(bool in_order);
@@ -94,6 +97,7 @@ class PeerWatch final : public PeerLiveness {
   // The first loss found wins; rank 0 puts it on the store for the others.
   void record_loss(const std::vector<int>& ranks, const std::string& why);
   [[nodiscard]] std::vector<std::pair<int, std::string>> with_hosts(const std::vector<int>& ranks) const;
+  [[nodiscard]] LostPeer lost_peer_now(int rank, const std::string& why) const;
 
   PeerStore& store_;
   int rank_;
@@ -118,6 +122,7 @@ class PeerWatch final : public PeerLiveness {
   std::string lost_why_;
   int lost_count_ = 0;
   std::vector<int> lost_ranks_;
+  std::map<int, LostPeer> lost_peers_;
   bool fenced_ = false;  // rank 0 went on without this rank (on_rank_loss=continue)
   // Last: they use the members above, so they stop before any goes.
   std::jthread beat_;

@@ -175,17 +175,26 @@ std::vector<Tile> OutputStream::unfinished_of(int rank) {
   return unfinished;
 }
 
+void OutputStream::record_lost_rank(int rank, const std::vector<Tile>& unfinished, bool done_again) {
+  std::vector<std::string> names;
+  for (const auto& tile : unfinished) names.push_back(tile_name(output_.plan(), tile));
+  if (record_.lost_ranks != nullptr) {
+    const auto peer = communicator_.lost_peer(rank);
+    LostRankRecord lost{rank,       peer.host, peer.unix_s, peer.why, static_cast<std::int64_t>(names.size()),
+                        done_again, {}};
+    lost.tiles.assign(names.begin(),
+                      names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), kLostTilesNamed)));
+    record_.lost_ranks->push_back(std::move(lost));
+  }
+  if (names.empty() || record_.lost_rank_tiles == nullptr) return;
+  record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, done_again));
+  fmt::print(stderr, "mgpr: {}\n", record_.lost_rank_tiles->back());
+}
+
 void OutputStream::name_lost_ranks_tiles() {
-  if (record_.lost_rank_tiles == nullptr) return;
   try {
     receive_all_mail();  // what the lost ranks sent before they went is theirs delivered
-    for (const int rank : communicator_.lost_ranks()) {
-      std::vector<std::string> names;
-      for (const auto& tile : unfinished_of(rank)) names.push_back(tile_name(output_.plan(), tile));
-      if (names.empty()) continue;
-      record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, false));
-      fmt::print(stderr, "mgpr: {}\n", record_.lost_rank_tiles->back());
-    }
+    for (const int rank : communicator_.lost_ranks()) record_lost_rank(rank, unfinished_of(rank), false);
   } catch (const std::exception&) {
     // Naming is a help: the loss itself is what the rank reports.
   }
@@ -204,13 +213,7 @@ void OutputStream::return_lost_ranks_tiles() {
     failure_mailbox_.stop_reading(rank);
     returned_for_.insert(rank);
     const auto unfinished = unfinished_of(rank);
-    if (unfinished.empty()) continue;
-    std::vector<std::string> names;
-    for (const auto& tile : unfinished) names.push_back(tile_name(output_.plan(), tile));
-    if (record_.lost_rank_tiles != nullptr) {
-      record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, true));
-      fmt::print(stderr, "mgpr: {}\n", lost_rank_tiles_message(rank, names, true));
-    }
+    record_lost_rank(rank, unfinished, true);
     for (const auto& tile : unfinished) returned_ids_.insert(tile.id);
     record_.returned->add(unfinished);
   }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "distributed/lease_book.hpp"
+#include "mgpr/summary.hpp"
 #include "stream/returned_tiles.hpp"
 #include "stream/store_mail.hpp"
 #include "stream/writer_layout.hpp"
@@ -71,6 +72,8 @@ struct WriterRecord {
   // had not come (lease_book.hpp), naming them: a tile named after two losses may be
   // what kills ranks.
   std::vector<std::string>* lost_rank_tiles = nullptr;
+  // A record of each rank the run lost: when, why, the tiles it held.
+  std::vector<LostRankRecord>* lost_ranks = nullptr;
   // The tile list the feed handed out, which the ranks' books index.
   std::span<const Tile> run_tiles;
   // on_rank_loss=continue: where the writer returns a lost rank's tiles for rank 0's loop
@@ -123,6 +126,8 @@ class OutputStream final : public ResultSink {
   void return_lost_ranks_tiles();
   // The tiles of `rank`'s book on the store that the writer has not received.
   std::vector<Tile> unfinished_of(int rank);
+  // Into the record: the rank's loss and the tiles it held (named on stderr too).
+  void record_lost_rank(int rank, const std::vector<Tile>& unfinished, bool done_again);
   void receive_all_mail();
   void release_ranks();
   void absorb(TileResults batch);

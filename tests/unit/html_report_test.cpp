@@ -100,6 +100,20 @@ TEST(HtmlReport, FailedRastersAreListedWithTheirReason) {
   EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "failed-rasters"));
 }
 
+// A rank the run lost, as rank 0 recorded it, escaped; a run that lost none shows no section.
+TEST(HtmlReport, LostRanksAreListedWithWhyAndTheirTiles) {
+  auto first = rank(0, 10);
+  first.lost_ranks = {{1, "gpu<2>", 0, "rank 1 ended in the middle of the run", 2, true, {"a.tif tile at x 0, y 0"}}};
+  const auto page = page_of(finished_job({first}));
+  EXPECT_TRUE(contains(page, "<h2 id=\"lost-ranks\">Lost ranks</h2>")) << page;
+  EXPECT_TRUE(contains(page,
+                       "<li class=\"error\">rank 1 on gpu&lt;2&gt; lost: rank 1 ended in the middle of the run; "
+                       "it held 2 tile(s) whose results had not come, done again by rank 0: a.tif tile at x 0, "
+                       "y 0; …</li>"))
+      << page;
+  EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "lost-ranks"));
+}
+
 // The run's model card and class names, from the ranks' summaries, with each
 // label's value beside its name (what the CSVs and class rasters hold), escaped; a run
 // without either shows neither row.

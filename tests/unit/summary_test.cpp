@@ -76,6 +76,37 @@ TEST(Summary, TheStoreLineAddsEveryRanksRequestsByRow) {
   EXPECT_EQ(mgpr::store_requests_line(std::vector<mgpr::RankSummary>{mgpr::RankSummary{}}), "");
 }
 
+// Rank 0's record of the ranks the run lost reads back whole, and says when, why and
+// what each held in one line; a summary without it (written before it existed) reads.
+TEST(Summary, LostRanksSurviveRoundTripAndAreSaidInALine) {
+  auto rank0 = sample(0, 40, 4.0);
+  rank0.started_unix_s = 1000;
+  rank0.lost_ranks.push_back({1,
+                              "gpu02",
+                              1012.5,
+                              "rank 1 on gpu02 ended in the middle of the run",
+                              3,
+                              true,
+                              {"a.tif tile at x 0, y 0", "a.tif tile at x 64, y 0"}});
+  const auto read = mgpr::rank_summary_from_json(mgpr::to_json_text(rank0), "x");
+  EXPECT_EQ(read, rank0);
+  const std::vector<mgpr::RankSummary> ranks{read};
+  const auto lines = mgpr::lost_rank_lines(ranks);
+  ASSERT_EQ(lines.size(), 1U);
+  EXPECT_EQ(lines[0],
+            "rank 1 on gpu02 lost 12.5 s into the loop: rank 1 on gpu02 ended in the middle of the run; it held 3 "
+            "tile(s) whose results had not come, done again by rank 0: a.tif tile at x 0, y 0; a.tif tile at x 64, y "
+            "0; …");
+  auto text = mgpr::to_json_text(sample(0, 8, 2.0));
+  const auto at = text.find("\"lost_ranks\"");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find('\n', at) + 1 - at);
+  EXPECT_TRUE(mgpr::rank_summary_from_json(text, "x").lost_ranks.empty());
+  EXPECT_THROW((void)mgpr::rank_summary_from_json(
+                   std::string(mgpr::to_json_text(sample(0, 8, 2.0))).replace(at, 17, "\"lost_ranks\": 7,"), "x"),
+               mgpr::UsageError);
+}
+
 TEST(Summary, StatusSurvivesRoundTrip) {
   auto failed = sample(0, 3, 1.0);
   failed.status = mgpr::RankStatus::kFailed;

@@ -33,6 +33,20 @@ struct RasterFailureRecord {
   bool operator==(const RasterFailureRecord&) const = default;
 };
 
+// A rank the run lost while the tiles ran, as rank 0 saw it: when, why, and the tiles it
+// held whose results had not reached the writer (done again by rank 0 under
+// on_rank_loss=continue; else a rerun takes them from the journals or does them).
+struct LostRankRecord {
+  int rank = 0;
+  std::string host;
+  double lost_unix_s = 0;
+  std::string why;
+  std::int64_t tiles_held = 0;
+  bool done_again = false;
+  std::vector<std::string> tiles;  // the first of them, named
+  bool operator==(const LostRankRecord&) const = default;
+};
+
 struct RankSummary {
   std::string job_id;
   std::string step_id;
@@ -86,6 +100,7 @@ struct RankSummary {
   std::vector<TimelinePoint> timeline;              // bounded (TimelineRecorder), oldest first
   std::vector<std::string> outputs;                 // the files this rank wrote (rank 0), absolute
   std::vector<RasterFailureRecord> failed_rasters;  // rasters this rank found unreadable
+  std::vector<LostRankRecord> lost_ranks;           // rank 0: the ranks the run lost
   // What the labels mean (index = label value; empty when the run named none) and the
   // model, in one line from its model card (empty without one), for the job's report.
   std::vector<std::string> class_names;
@@ -121,6 +136,10 @@ std::string store_requests_line(std::span<const RankSummary> ranks);
 // "N tiles hit the model's cap of C boxes: raise detections_per_img or use smaller
 // tiles": one wording for the rank's warning, the run's end and the job's report.
 std::string box_cap_message(std::int64_t tiles, std::int64_t cap);
+// One line for a lost rank of `ranks` (rank 0's record): when into the run, why, and the
+// tiles it held. Empty lines for none; the text report and the HTML one both read it.
+std::vector<std::string> lost_rank_lines(std::span<const RankSummary> ranks);
+
 // The job's whole: box_cap_message over every rank's tiles_at_box_cap, empty when none.
 std::string box_cap_message(std::span<const RankSummary> ranks);
 

@@ -70,7 +70,8 @@ class PeerLoss : public testing::Test {
   static fs::path image() { return dir_->path() / "field.tif"; }
   static fs::path model() { return dir_->path() / "slow.pt"; }
   static std::unique_ptr<Process> run(const fs::path& output, const std::string& name,
-                                      const std::vector<std::string>& more = {"gpus=2"}) {
+                                      const std::vector<std::string>& more = {"gpus=2"},
+                                      const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> argv{MGPR_BINARY,
                                   image().string(),
                                   "task=detect",
@@ -83,7 +84,7 @@ class PeerLoss : public testing::Test {
                                   "workers=1",
                                   "output_dir=" + output.string()};
     argv.insert(argv.end(), more.begin(), more.end());
-    return std::make_unique<Process>(argv, std::map<std::string, std::string>{}, dir_->path(), name);
+    return std::make_unique<Process>(argv, env, dir_->path(), name);
   }
 
   // Kills rank `lost` once a few tiles are journaled, checks how the survivor ends, then
@@ -144,7 +145,8 @@ TEST_F(PeerLoss, RankZeroKilledMidRunEndsRankOneAtOnceAndTheRunResumes) {
 // uninterrupted run and every tile once (no journal left, nothing to resume).
 TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   const auto output = dir_->path() / "continued";
-  auto job = run(output, "continued", {"gpus=3", "on_rank_loss=continue"});
+  const auto logs = dir_->path() / "logs";
+  auto job = run(output, "continued", {"gpus=3", "on_rank_loss=continue"}, {{"MGPR_LOG_DIR", (logs / "7").string()}});
   ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
   const auto ranks = ranks_of(job->pid());
   ASSERT_EQ(ranks.size(), 3U);
@@ -158,6 +160,11 @@ TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   EXPECT_FALSE(contains(ended.err, "frame #")) << ended.err;
   EXPECT_TRUE(contains(ended.out, "rank 2: done")) << ended.out;
   EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a complete run leaves no journal";
+  // Rank 0's summary records the loss: when, why and the tiles done again.
+  const auto report = run_command({MGPR_LOGS, "--log-dir", logs.string(), "--no-slurm", "7"});
+  EXPECT_TRUE(contains(report.out, "lost ranks (1):")) << report.out << report.err;
+  EXPECT_TRUE(contains(report.out, "s into the loop: rank 1 on ")) << report.out;
+  EXPECT_TRUE(contains(report.out, "done again by rank 0: field.tif tile at x ")) << report.out;
   const auto reference = dir_->path() / "uninterrupted";
   EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
 }
