@@ -87,19 +87,35 @@ class PeerLoss : public testing::Test {
     return std::make_unique<Process>(argv, env, dir_->path(), name);
   }
 
+  // A run started with `more`, once a few tiles are journaled: it and its ranks, rank 0
+  // first (none when it journaled nothing in two minutes).
+  struct MidRun {
+    std::unique_ptr<Process> job;
+    std::vector<pid_t> ranks;
+  };
+  static MidRun mid_run(const fs::path& output, const std::string& name, const std::vector<std::string>& more,
+                        const std::map<std::string, std::string>& env = {}) {
+    MidRun started{run(output, name, more, env), {}};
+    if (wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)))
+      started.ranks = ranks_of(started.job->pid());
+    return started;
+  }
+  static void expect_the_uninterrupted_files(const fs::path& output) {
+    EXPECT_EQ(read_text(output / "field_detections.csv"),
+              read_text(dir_->path() / "uninterrupted" / "field_detections.csv"));
+  }
+
   // Kills rank `lost` once a few tiles are journaled, checks how the survivor ends, then
   // runs again to the end and compares with the uninterrupted run.
   static void kill_rank_and_resume(int lost, const std::string& survivor_says) {
     const auto output = dir_->path() / fmt::format("rank{}-killed", lost);
     const int survivor = 1 - lost;
     {
-      auto first = run(output, fmt::format("rank{}-killed", lost));
-      ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
-      const auto ranks = ranks_of(first->pid());
-      ASSERT_EQ(ranks.size(), 2U);
+      const auto first = mid_run(output, fmt::format("rank{}-killed", lost), {"gpus=2"});
+      ASSERT_EQ(first.ranks.size(), 2U);
       const auto killed_at = Clock::now();
-      ::kill(ranks[static_cast<std::size_t>(lost)], SIGKILL);
-      const auto ended = first->wait(std::chrono::seconds(60));
+      ::kill(first.ranks[static_cast<std::size_t>(lost)], SIGKILL);
+      const auto ended = first.job->wait(std::chrono::seconds(60));
       const double after_kill = std::chrono::duration<double>(Clock::now() - killed_at).count();
       EXPECT_NE(ended.code, 0) << ended.err;
       EXPECT_TRUE(contains(ended.err, fmt::format("rank {} on ", lost))) << ended.err;
@@ -123,8 +139,7 @@ class PeerLoss : public testing::Test {
     const auto last = run(output, fmt::format("rank{}-resumed", lost))->wait(std::chrono::seconds(300));
     ASSERT_EQ(last.code, 0) << last.out << last.err;
     EXPECT_TRUE(contains(last.out, fmt::format("# resuming: {} of {}", journaled, kTiles))) << last.out;
-    const auto reference = dir_->path() / "uninterrupted";
-    EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+    expect_the_uninterrupted_files(output);
   }
 
   static std::unique_ptr<TempDir> dir_;
@@ -146,12 +161,11 @@ TEST_F(PeerLoss, RankZeroKilledMidRunEndsRankOneAtOnceAndTheRunResumes) {
 TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   const auto output = dir_->path() / "continued";
   const auto logs = dir_->path() / "logs";
-  auto job = run(output, "continued", {"gpus=3", "on_rank_loss=continue"}, {{"MGPR_LOG_DIR", (logs / "7").string()}});
-  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
-  const auto ranks = ranks_of(job->pid());
-  ASSERT_EQ(ranks.size(), 3U);
-  ::kill(ranks[1], SIGKILL);
-  const auto ended = job->wait(std::chrono::seconds(120));
+  const auto started =
+      mid_run(output, "continued", {"gpus=3", "on_rank_loss=continue"}, {{"MGPR_LOG_DIR", (logs / "7").string()}});
+  ASSERT_EQ(started.ranks.size(), 3U);
+  ::kill(started.ranks[1], SIGKILL);
+  const auto ended = started.job->wait(std::chrono::seconds(120));
   EXPECT_EQ(ended.code, 0) << ended.out << ended.err;
   EXPECT_TRUE(contains(ended.err, "rank 1 was killed by signal 9")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
@@ -165,8 +179,7 @@ TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   EXPECT_TRUE(contains(report.out, "lost ranks (1):")) << report.out << report.err;
   EXPECT_TRUE(contains(report.out, "s into the loop: rank 1 on ")) << report.out;
   EXPECT_TRUE(contains(report.out, "done again by rank 0: field.tif tile at x ")) << report.out;
-  const auto reference = dir_->path() / "uninterrupted";
-  EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+  expect_the_uninterrupted_files(output);
 }
 
 // on_rank_loss=continue: rank 1 of 3 stopped (SIGSTOP) past peer_timeout is declared
@@ -174,35 +187,30 @@ TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
 // results are used (fencing): the files are the uninterrupted run's.
 TEST_F(PeerLoss, UnderContinueARankStoppedPastPeerTimeoutIsFencedAndTheRunEndsComplete) {
   const auto output = dir_->path() / "fenced";
-  auto job = run(output, "fenced", {"gpus=3", "on_rank_loss=continue", "peer_timeout=2"});
-  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
-  const auto ranks = ranks_of(job->pid());
-  ASSERT_EQ(ranks.size(), 3U);
-  ::kill(ranks[1], SIGSTOP);
+  const auto started = mid_run(output, "fenced", {"gpus=3", "on_rank_loss=continue", "peer_timeout=2"});
+  ASSERT_EQ(started.ranks.size(), 3U);
+  ::kill(started.ranks[1], SIGSTOP);
   // Continued once rank 0 went on without it, while rank 0 still does its tiles again.
   EXPECT_TRUE(
       wait_for([&] { return contains(read_text(dir_->path() / "fenced.stderr"), "the run goes on without it"); },
                std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ::kill(ranks[1], SIGCONT);
-  const auto ended = job->wait(std::chrono::seconds(120));
+  ::kill(started.ranks[1], SIGCONT);
+  const auto ended = started.job->wait(std::chrono::seconds(120));
   EXPECT_EQ(ended.code, 0) << ended.out << ended.err;
   EXPECT_TRUE(contains(ended.err, "showed no sign of life for 2 s")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "rank 1: rank 0 went on without this rank")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
-  const auto reference = dir_->path() / "uninterrupted";
-  EXPECT_EQ(read_text(output / "field_detections.csv"), read_text(reference / "field_detections.csv"));
+  expect_the_uninterrupted_files(output);
 }
 
 // Rank 0 holds the store and the writer: losing it ends the run under continue too.
 TEST_F(PeerLoss, UnderContinueLosingRankZeroStillEndsTheRun) {
   const auto output = dir_->path() / "continued-rank0";
-  auto job = run(output, "continued-rank0", {"gpus=2", "on_rank_loss=continue"});
-  ASSERT_TRUE(wait_for([&] { return journaled_tiles(output) >= 6; }, std::chrono::seconds(120)));
-  const auto ranks = ranks_of(job->pid());
-  ASSERT_EQ(ranks.size(), 2U);
-  ::kill(ranks[0], SIGKILL);
-  const auto ended = job->wait(std::chrono::seconds(60));
+  const auto started = mid_run(output, "continued-rank0", {"gpus=2", "on_rank_loss=continue"});
+  ASSERT_EQ(started.ranks.size(), 2U);
+  ::kill(started.ranks[0], SIGKILL);
+  const auto ended = started.job->wait(std::chrono::seconds(60));
   EXPECT_NE(ended.code, 0) << ended.err;
   EXPECT_TRUE(contains(ended.err, "stopped answering rank 1")) << ended.err;
 }
