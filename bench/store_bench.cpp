@@ -82,7 +82,8 @@ pid_t start_server(int& port, int clients) {
 RankResult run_rank(const BenchOptions& options, int rank, std::span<const rt::Tile> tiles, Latencies& latencies,
                     Clock::time_point start) {
   TimedCommunicator store(
-      rt::connect_store_client("127.0.0.1", options.port, rank, options.ranks, std::chrono::seconds(60)), latencies);
+      rt::connect_store_client("127.0.0.1", options.port, rank, options.ranks, std::chrono::seconds(60)), latencies,
+      std::chrono::microseconds(options.round_trip_us));
   std::atomic<bool> done{false};
   std::jthread beat([&] { mgpr::bench::store::beat_as_the_peer_watch(store, rank, options.ranks, done); });
   std::unique_ptr<mgpr::bench::store::InstantWriter> writer;
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100'000'000));
   app.add_option("--batch", options.batch, "tiles a batch (default 16)")->check(CLI::Range(1, 4096));
   app.add_option("--boxes", options.boxes, "boxes a tile, as result text (default 12)")->check(CLI::Range(0, 100000));
+  app.add_option("--round-trip-us", options.round_trip_us,
+                 "a network's round trip added to every request, in microseconds (default 0: loopback's own)")
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--port", options.port, "the store's port (default 0: one the kernel picks)")
       ->check(CLI::Range(0, 65535));
   CLI11_PARSE(app, argc, argv);

@@ -16,6 +16,7 @@ using Clock = std::chrono::steady_clock;
 template <class Call>
 auto TimedCommunicator::timed(const Call& call) -> decltype(call()) {
   const auto start = Clock::now();
+  if (round_trip_.count() > 0) std::this_thread::sleep_for(round_trip_);
   auto result = call();
   const auto micros = std::chrono::duration<float, std::micro>(Clock::now() - start).count();
   const std::lock_guard lock(into_.mutex);
@@ -142,21 +143,23 @@ void report(const BenchOptions& options, std::span<const RankResult> ranks, std:
   const auto p50 = percentile(all, 0.5);
   const auto p99 = percentile(all, 0.99);
   fmt::print(
-      "ranks {}, target {:.0f} tiles/s, batch {}, {} boxes a tile: {} tiles in {:.2f} s = {:.0f} tiles/s ({:.2f} of "
+      "ranks {}, target {:.0f} tiles/s, batch {}, {} boxes a tile, round trip +{} us: {} tiles in {:.2f} s = {:.0f} "
+      "tiles/s ({:.2f} of "
       "the target)\n"
       "store: {} requests, {:.3f} a tile, {:.0f} a second; latency p50 {:.0f} us, p99 {:.0f} us; server CPU {:.2f} s "
       "({:.0f} % of one core)\n"
       "ranks finished within {:.2f} s of each other (a batch takes {:.2f} s)\n{}\n",
-      options.ranks, options.tiles_per_s, options.batch, options.boxes, tiles, elapsed_s, rate,
+      options.ranks, options.tiles_per_s, options.batch, options.boxes, options.round_trip_us, tiles, elapsed_s, rate,
       rate / options.tiles_per_s, requests, static_cast<double>(requests) / static_cast<double>(tiles),
       static_cast<double>(requests) / elapsed_s, p50, p99, server_cpu_s, 100 * server_cpu_s / elapsed_s, last - first,
       batch_s, store_requests_line(summaries));
   fmt::print(
       "{{\"ranks\": {}, \"target_tiles_per_s\": {}, \"tiles_per_s\": {:.1f}, \"requests_per_tile\": {:.4f}, "
       "\"requests_per_s\": {:.0f}, \"p50_us\": {:.0f}, \"p99_us\": {:.0f}, \"server_cpu_fraction\": {:.3f}, "
-      "\"finish_spread_s\": {:.3f}, \"batch_s\": {:.3f}}}\n",
+      "\"finish_spread_s\": {:.3f}, \"batch_s\": {:.3f}, \"round_trip_us\": {}}}\n",
       options.ranks, options.tiles_per_s, rate, static_cast<double>(requests) / static_cast<double>(tiles),
-      static_cast<double>(requests) / elapsed_s, p50, p99, server_cpu_s / elapsed_s, last - first, batch_s);
+      static_cast<double>(requests) / elapsed_s, p50, p99, server_cpu_s / elapsed_s, last - first, batch_s,
+      options.round_trip_us);
 }
 
 }  // namespace mgpr::bench::store

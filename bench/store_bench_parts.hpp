@@ -25,6 +25,9 @@ struct BenchOptions {
   int batch = 16;
   int boxes = 12;
   int port = 0;
+  // A network's round trip added to every request (emulated: the client waits it out
+  // before asking), for a cluster's store on loopback; 0: loopback's own.
+  int round_trip_us = 0;
 };
 
 // Every request's round trip of one rank, in microseconds (any of its threads).
@@ -36,8 +39,9 @@ struct Latencies {
 // A rank's client, each request timed.
 class TimedCommunicator final : public runtime::ForwardingCommunicator {
  public:
-  TimedCommunicator(std::unique_ptr<runtime::Communicator> inner, Latencies& into)
-      : ForwardingCommunicator(std::move(inner)), into_(into) {}
+  TimedCommunicator(std::unique_ptr<runtime::Communicator> inner, Latencies& into,
+                    std::chrono::microseconds round_trip = {})
+      : ForwardingCommunicator(std::move(inner)), into_(into), round_trip_(round_trip) {}
   std::int64_t add(const std::string& key, std::int64_t delta) override;
   std::vector<std::int64_t> counters(const std::vector<std::string>& keys) override;
   void put(const std::string& key, const std::string& bytes) override;
@@ -48,6 +52,7 @@ class TimedCommunicator final : public runtime::ForwardingCommunicator {
   auto timed(const Call& call) -> decltype(call());
 
   Latencies& into_;
+  std::chrono::microseconds round_trip_;
 };
 
 // Rank 0's writer, as the store sees it: every 50 ms it reads every sender's count in one
