@@ -89,8 +89,9 @@ inline constexpr std::array kStoreKeys{
     StoreKeyRow{StoreKey::kCollectiveCount, "collective/count", "<collective>", "ranks in the collective (counter)"},
     StoreKeyRow{StoreKey::kCollectiveArrival, "collective/arrived", "<collective>/<rank>",
                 "a rank entered the collective"},
-    StoreKeyRow{StoreKey::kLiveGather, "live", "<collective>/<rank, or all>",
-                "a collective among the ranks alive (on_rank_loss=continue): a rank's bytes, and rank 0's of them all"},
+    StoreKeyRow{StoreKey::kLiveGather, "live", "<collective>/<rank, all or arrived>",
+                "a collective among the ranks alive (on_rank_loss=continue): a rank's bytes, rank 0's of them all, "
+                "and how many ranks put theirs (counter)"},
     StoreKeyRow{StoreKey::kGlooPrefix, "gloo", "<gloo's key>", "Gloo's own rendezvous"},
     StoreKeyRow{StoreKey::kNextTile, "tiles/next", "", "the next tile to hand out (counter)"},
     StoreKeyRow{StoreKey::kTilesDone, "tiles/done", "", "tiles every rank finished, for the progress line (counter)"},
