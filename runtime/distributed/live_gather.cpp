@@ -20,6 +20,9 @@ namespace {
 // requests a second, at 100 ms 2,560.
 constexpr auto kRank0LongestLook = std::chrono::milliseconds(20);
 constexpr auto kLongestLook = std::chrono::milliseconds(100);
+// The row's last parts other than a rank (mgpr/store_keys.hpp): rank 0's answer, and the count.
+constexpr std::string_view kAll = "all";
+constexpr std::string_view kCount = "count";
 
 }  // namespace
 
@@ -60,15 +63,15 @@ std::vector<std::string> gather_among_live(PeerStore& store, const PeerWatch& pe
   };
   if (where.rank != 0) {
     store.set(key(where.rank), bytes);
-    store.add(key("arrived"), 1);
-    while (!store.check(key("all"))) pause();
-    return decode_gathered(store.get(key("all")), where.world_size);
+    store.add(key(kCount), 1);
+    while (!store.check(key(kAll))) pause();
+    return decode_gathered(store.get(key(kAll)), where.world_size);
   }
   std::vector<std::optional<std::string>> by_rank(static_cast<std::size_t>(where.world_size));
   by_rank[0] = bytes;
   for (std::int64_t seen = 0;;) {
     const auto lost = peers.lost_ranks();
-    const auto arrived = store.add(key("arrived"), 0);
+    const auto arrived = store.add(key(kCount), 0);
     bool waiting = false;
     for (int rank = 1; rank < where.world_size; ++rank) {
       auto& got = by_rank[static_cast<std::size_t>(rank)];
@@ -85,7 +88,7 @@ std::vector<std::string> gather_among_live(PeerStore& store, const PeerWatch& pe
   }
   // A rank lost after its bytes came still counts: rank 0's answer is what every rank reads.
   const auto all = encode_gathered(by_rank);
-  store.set(key("all"), all);
+  store.set(key(kAll), all);
   return decode_gathered(all, where.world_size);
 }
 

@@ -89,7 +89,7 @@ inline constexpr std::array kStoreKeys{
     StoreKeyRow{StoreKey::kCollectiveCount, "collective/count", "<collective>", "ranks in the collective (counter)"},
     StoreKeyRow{StoreKey::kCollectiveArrival, "collective/arrived", "<collective>/<rank>",
                 "a rank entered the collective"},
-    StoreKeyRow{StoreKey::kLiveGather, "live", "<collective>/<rank, all or arrived>",
+    StoreKeyRow{StoreKey::kLiveGather, "live", "<collective>/<rank, all or count>",
                 "a collective among the ranks alive (on_rank_loss=continue): a rank's bytes, rank 0's of them all, "
                 "and how many ranks put theirs (counter)"},
     StoreKeyRow{StoreKey::kGlooPrefix, "gloo", "<gloo's key>", "Gloo's own rendezvous"},
