@@ -9,7 +9,7 @@
 namespace mgpr::spank {
 namespace {
 
-enum OptionId { kEnable, kTimeout, kStall, kBind, kPort };
+enum OptionId { kEnable, kTimeout, kStall, kBind, kPort, kOnRankLoss };
 
 // Each callback catches its own errors: an exception must never cross into Slurm's C.
 // The parsers' messages already name the option, so they are logged as they are.
@@ -47,6 +47,11 @@ int on_option(int id, const char* optarg, int /*remote*/) {
         options.port = parse_port(value, "--mgpr-port");
         options.enabled = true;
       });
+    case kOnRankLoss:
+      return guarded_option("--mgpr-on-rank-loss", [&] {
+        options.on_rank_loss = parse_rank_loss(value, "--mgpr-on-rank-loss");
+        options.enabled = true;
+      });
     default:
       return -1;
   }
@@ -58,10 +63,12 @@ char kNameTimeout[] = "mgpr-timeout";
 char kNameStall[] = "mgpr-stall";
 char kNameBind[] = "mgpr-bind";
 char kNamePort[] = "mgpr-port";
+char kNameOnRankLoss[] = "mgpr-on-rank-loss";
 char kArgConfig[] = "CONFIG";
 char kArgSeconds[] = "SECONDS";
 char kArgBind[] = "gpu|none";
 char kArgPort[] = "PORT";
+char kArgOnRankLoss[] = "fail|continue";
 char kUsageEnable[] =
     "Run this step as an mgpr distributed job: rank and GPU environment for every task, geometry check "
     "before launch, deadlock watchdog. CONFIG: optional run config exported to tasks as MGPR_CONFIG.";
@@ -72,13 +79,17 @@ char kUsageStall[] =
     "(0: off).";
 char kUsageBind[] = "gpu: one GPU per rank (default); none: leave devices alone (CPU runs).";
 char kUsagePort[] = "MASTER_PORT for the step (default: derived from job and step id).";
+char kUsageOnRankLoss[] =
+    "A rank other than rank 0 lost: fail (default) ends the step; continue leaves the run to go on without it "
+    "(exported to tasks as MGPR_ON_RANK_LOSS).";
 
-std::array<struct spank_option, 5> kOptions{{
+std::array<struct spank_option, 6> kOptions{{
     {kNameEnable, kArgConfig, kUsageEnable, 2, kEnable, on_option},
     {kNameTimeout, kArgSeconds, kUsageTimeout, 1, kTimeout, on_option},
     {kNameStall, kArgSeconds, kUsageStall, 1, kStall, on_option},
     {kNameBind, kArgBind, kUsageBind, 1, kBind, on_option},
     {kNamePort, kArgPort, kUsagePort, 1, kPort, on_option},
+    {kNameOnRankLoss, kArgOnRankLoss, kUsageOnRankLoss, 1, kOnRankLoss, on_option},
 }};
 
 }  // namespace

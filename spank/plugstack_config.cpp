@@ -41,6 +41,15 @@ Bind parse_bind(std::string_view text, std::string_view where) {
                   where, quote_short(text)));
 }
 
+OnRankLoss parse_rank_loss(std::string_view text, std::string_view where) {
+  if (text == "fail") return OnRankLoss::kFail;
+  if (text == "continue") return OnRankLoss::kContinue;
+  throw UsageError(
+      fmt::format("{}: {} is not fail or continue (fail: a lost rank ends the step; continue: the run goes on "
+                  "without a rank other than rank 0)",
+                  where, quote_short(text)));
+}
+
 int parse_seconds(std::string_view text, std::string_view where) { return parse_int(text, where, 0, 7 * 24 * 3600); }
 
 int parse_port(std::string_view text, std::string_view where) { return parse_int(text, where, 1024, 65535); }
@@ -78,10 +87,12 @@ PlugstackConfig parse_plugstack_config(std::span<const std::string> args) {
       out.log_dir = std::string(value);
     } else if (key == "strict") {
       out.strict = parse_bool(value, where);
+    } else if (key == "on_rank_loss") {
+      out.on_rank_loss = parse_rank_loss(value, where);
     } else {
       throw UsageError(
           fmt::format("{}: unknown key {}; known keys: timeout, stall, bind, port_min, port_max, "
-                      "log_dir, strict",
+                      "log_dir, strict, on_rank_loss",
                       where, quote_short(key)));
     }
   }

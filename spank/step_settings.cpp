@@ -15,6 +15,7 @@ StepSettings resolve_settings(const StepOptions& options, const PlugstackConfig&
   out.port_max = args.port_max;
   out.log_dir = args.log_dir;
   out.strict = args.strict;
+  out.on_rank_loss = options.on_rank_loss.value_or(args.on_rank_loss);
   return out;
 }
 
@@ -23,5 +24,9 @@ bool watches_progress(const StepSettings& settings) {
 }
 
 const char* bind_name(Bind bind) { return bind == Bind::kGpu ? "gpu" : "none"; }
+
+const char* rank_loss_name(OnRankLoss on_rank_loss) {
+  return on_rank_loss == OnRankLoss::kContinue ? "continue" : "fail";
+}
 
 }  // namespace mgpr::spank

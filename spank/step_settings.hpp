@@ -16,6 +16,7 @@ struct StepOptions {
   std::optional<int> stall_timeout_s;
   std::optional<Bind> bind;
   std::optional<int> port;
+  std::optional<OnRankLoss> on_rank_loss;
 };
 
 struct StepSettings {
@@ -30,6 +31,7 @@ struct StepSettings {
   int port_max = 0;
   std::string log_dir;  // plugstack log_dir; empty: default
   bool strict = true;
+  OnRankLoss on_rank_loss = OnRankLoss::kFail;  // --mgpr-on-rank-loss, else plugstack's on_rank_loss
 };
 
 StepSettings resolve_settings(const StepOptions& options, const PlugstackConfig& args);
@@ -38,5 +40,6 @@ StepSettings resolve_settings(const StepOptions& options, const PlugstackConfig&
 bool watches_progress(const StepSettings& settings);
 
 const char* bind_name(Bind bind);
+const char* rank_loss_name(OnRankLoss on_rank_loss);
 
 }  // namespace mgpr::spank

@@ -96,6 +96,7 @@ void start_watch(const SpankItems& items, const StepSettings& settings, const No
   config.rendezvous_timeout_s = settings.rendezvous_timeout_s;
   config.stall_timeout_s = settings.stall_timeout_s;
   config.armed_from_start = settings.timeout_given;
+  config.on_rank_loss = settings.on_rank_loss;
   config.local_ranks = local_ranks(items, shape.local_tasks);
   config.user = user;
   config.log_dir = step_log_dir(items, settings, shape.job_id);

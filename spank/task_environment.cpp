@@ -35,6 +35,8 @@ Environment task_environment(const TaskFacts& facts, const StepSettings& setting
       env::kLogDir,
       job_log_dir(settings.log_dir, facts.task_log_dir, facts.submit_dir, std::to_string(facts.job_id)).string());
   if (!settings.config_path.empty()) out.emplace_back(env::kConfig, settings.config_path);
+  // Always, so the runtime refuses a config that says otherwise than the watchdog acts.
+  out.emplace_back(env::kOnRankLoss, rank_loss_name(settings.on_rank_loss));
   if (facts.progress_dir) out.emplace_back(env::kProgressFile, progress_file(*facts.progress_dir, facts.rank).string());
   return out;
 }

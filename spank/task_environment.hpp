@@ -41,7 +41,7 @@ using Environment = EnvAssignments;
 // The variables to set in the task, in a stable order (see docs/spank.md): torchrun's
 // (common's torchrun_environment, with the port from derive_master_port unless
 // --mgpr-port set one), the rank's one GPU (device_for_rank), then mgpr's own:
-// MGPR_LOG_DIR (job_log_dir), MGPR_CONFIG, MGPR_PROGRESS_FILE.
+// MGPR_LOG_DIR (job_log_dir), MGPR_CONFIG, MGPR_ON_RANK_LOSS, MGPR_PROGRESS_FILE.
 Environment task_environment(const TaskFacts& facts, const StepSettings& settings);
 
 }  // namespace mgpr::spank

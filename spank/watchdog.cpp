@@ -78,11 +78,15 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
       facts.slurm_ends_step = slurm_ends_step(config_.job_id, config_.step_id).value_or(false);
       if (exit.oom_kills && oom_kills_at_start_) facts.out_of_memory = *exit.oom_kills > *oom_kills_at_start_;
     }
+    facts.on_rank_loss = config_.on_rank_loss;
     const auto verdict = judge_exit(facts);
     if (verdict.end_step) {
       record_ending(verdict.ending, exit.rank);
       end_step(verdict.message);
+    } else if (verdict.lost) {
+      report_loss(verdict.message);
     }
+    if (exit.rank == 0 && config_.on_rank_loss == OnRankLoss::kContinue) record_rank_zero_exit(exit.wait_status);
     lock.lock();
     judging_ = false;
     wake_.notify_all();  // the node's last task_exit may be waiting for this verdict
@@ -115,7 +119,14 @@ void Watchdog::watch(const std::stop_token& stop) {
       } else if (watch_progress) {
         lock.unlock();
         const auto verdict = judge(observe());
-        if (verdict.end_step) end_step(verdict.message);
+        if (verdict.end_step) {
+          end_step(verdict.message);
+        } else if (!std::includes(reported_stalled_.begin(), reported_stalled_.end(), verdict.left_to_the_run.begin(),
+                                  verdict.left_to_the_run.end())) {
+          // A rank left to the run is said once, not at every poll while it stays stalled.
+          reported_stalled_.insert(verdict.left_to_the_run.begin(), verdict.left_to_the_run.end());
+          report_loss(verdict.message);
+        }
         lock.lock();
       }
       wake_.wait_for(lock, stop, kPollInterval, [this] { return !exits_to_judge_.empty() && !ending_since_; });
@@ -139,6 +150,7 @@ WatchFacts Watchdog::observe() {
   facts.rendezvous_timeout_s = config_.rendezvous_timeout_s;
   facts.stall_timeout_s = config_.stall_timeout_s;
   facts.armed_from_start = config_.armed_from_start;
+  facts.on_rank_loss = config_.on_rank_loss;
   std::set<int> exited;
   {
     const std::lock_guard lock(mutex_);
@@ -182,6 +194,23 @@ void Watchdog::record_ending(RankEnding ending, int rank) const {
                      fmt::format("{} {} {} {}\n", config_.step_id, rank_ending_row(ending).word, rank, config_.host));
     } catch (const std::exception& error) {
       log_error("could not record the step's ending in {}: {}", config_.log_dir.string(), error.what());
+    }
+  });
+}
+
+void Watchdog::report_loss(const std::string& message) const {
+  log_error("{}", message);
+  record_diagnosis(config_.user, config_.log_dir, message);
+}
+
+void Watchdog::record_rank_zero_exit(int wait_status) const {
+  const int status = WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+  guarded("rank zero exit", ErrorPrefix::kNone, [&] {
+    try {
+      append_file_as(config_.user, config_.log_dir, kRankZeroExitFile,
+                     fmt::format("{} {} {}\n", config_.step_id, status, config_.host));
+    } catch (const std::exception& error) {
+      log_error("could not record rank 0's exit status in {}: {}", config_.log_dir.string(), error.what());
     }
   });
 }

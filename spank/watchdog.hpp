@@ -33,6 +33,7 @@ struct WatchdogConfig {
   int rendezvous_timeout_s = 0;
   int stall_timeout_s = 0;
   bool armed_from_start = false;
+  OnRankLoss on_rank_loss = OnRankLoss::kFail;
   std::vector<int> local_ranks;
   JobUser user;                              // diagnoses are written as this user
   std::filesystem::path log_dir;             // diagnoses.log goes here
@@ -74,6 +75,11 @@ class Watchdog {
   // Reports once, then asks Slurm to end the step (SIGTERM, SIGKILL after a grace).
   void end_step(const std::string& message);
   void record_ending(RankEnding ending, int rank) const;
+  // Once, for a loss the run survives (on_rank_loss=continue): srun's stderr and the
+  // diagnoses file, the step left running.
+  void report_loss(const std::string& message) const;
+  // Rank 0's exit status under on_rank_loss=continue, for the job script.
+  void record_rank_zero_exit(int wait_status) const;
   void signal_step(int signal);
 
   WatchdogConfig config_;
@@ -88,7 +94,8 @@ class Watchdog {
   bool told_to_stop_ = false;             // guarded by mutex_
   bool judging_ = false;                  // an exit is being judged with mutex_ released; guarded by mutex_
   std::optional<std::chrono::steady_clock::time_point> ending_since_;  // guarded by mutex_
-  std::jthread thread_;                                                // last: it uses every member above
+  std::set<int> reported_stalled_;  // stalled ranks left to the run, already reported; the thread's own
+  std::jthread thread_;             // last: it uses every member above
 };
 
 }  // namespace mgpr::spank

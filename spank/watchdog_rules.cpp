@@ -41,10 +41,13 @@ WatchVerdict rendezvous_verdict(const WatchFacts& facts) {
           ? "the program never reaches rendezvous, or does not report it through MGPR_PROGRESS_FILE"
           : "the missing ranks hang before rendezvous or crashed without exiting, while the others wait for "
             "them";
-  return {true, fmt::format("deadlock: step {}.{} on {}: {} did not reach rendezvous within {} s; arrived: {} "
-                            "({} of {}). Likely cause: {}. Ending the step",
-                            facts.job_id, facts.step_id, facts.host, plural_ranks(missing), facts.rendezvous_timeout_s,
-                            rank_list(arrived), arrived.size(), facts.world_size, cause)};
+  return {
+      .end_step = true,
+      .message = fmt::format("deadlock: step {}.{} on {}: {} did not reach rendezvous within {} s; arrived: {} "
+                             "({} of {}). Likely cause: {}. Ending the step",
+                             facts.job_id, facts.step_id, facts.host, plural_ranks(missing), facts.rendezvous_timeout_s,
+                             rank_list(arrived), arrived.size(), facts.world_size, cause),
+      .left_to_the_run = {}};
 }
 
 WatchVerdict stall_verdict(const WatchFacts& facts) {
@@ -60,11 +63,25 @@ WatchVerdict stall_verdict(const WatchFacts& facts) {
     }
   }
   if (stalled.empty()) return {};
-  return {true,
-          fmt::format("stall: step {}.{} on {}: {} made no progress for {:.0f} s (--mgpr-stall={}). Likely "
-                      "cause: a collective waiting for a peer that died or diverged, or a deadlock in the "
-                      "program. Ending the step",
-                      facts.job_id, facts.step_id, facts.host, plural_ranks(stalled), longest, facts.stall_timeout_s)};
+  const bool rank_zero_stalled = std::find(stalled.begin(), stalled.end(), 0) != stalled.end();
+  if (facts.on_rank_loss == OnRankLoss::kContinue && !rank_zero_stalled) {
+    // The runtime's peer watch declares them lost after its peer_timeout and rank 0 does
+    // their tiles: ending the step would throw away the run that goes on without them.
+    return {.end_step = false,
+            .message =
+                fmt::format("stall: step {}.{} on {}: {} made no progress for {:.0f} s (--mgpr-stall={}); not ending "
+                            "the step (--mgpr-on-rank-loss=continue): the run goes on without {}",
+                            facts.job_id, facts.step_id, facts.host, plural_ranks(stalled), longest,
+                            facts.stall_timeout_s, stalled.size() == 1 ? "it" : "them"),
+            .left_to_the_run = stalled};
+  }
+  return {.end_step = true,
+          .message = fmt::format("stall: step {}.{} on {}: {} made no progress for {:.0f} s (--mgpr-stall={}). Likely "
+                                 "cause: a collective waiting for a peer that died or diverged, or a deadlock in the "
+                                 "program. Ending the step",
+                                 facts.job_id, facts.step_id, facts.host, plural_ranks(stalled), longest,
+                                 facts.stall_timeout_s),
+          .left_to_the_run = {}};
 }
 
 }  // namespace
@@ -89,10 +106,21 @@ std::string signal_words(int signal) {
 }
 
 ExitVerdict ending(const ExitFacts& facts, RankEnding why, const std::string& how, std::string_view advice = {}) {
-  return {true, why,
-          fmt::format("rank {} of step {}.{} on {} {}{}{}; ending the step so its peers do not wait for it in a "
-                      "collective",
-                      facts.rank, facts.job_id, facts.step_id, facts.host, how, advice.empty() ? "" : ": ", advice)};
+  const std::string what = fmt::format("rank {} of step {}.{} on {} {}{}{}", facts.rank, facts.job_id, facts.step_id,
+                                       facts.host, how, advice.empty() ? "" : ": ", advice);
+  // Rank 0 holds the run's store and its writer, and a usage error is every rank's: the
+  // run cannot go on without either.
+  if (facts.on_rank_loss == OnRankLoss::kContinue && facts.rank != 0 && why != RankEnding::kUsageError) {
+    return {.end_step = false,
+            .lost = true,
+            .ending = why,
+            .message = fmt::format("{}; not ending the step (--mgpr-on-rank-loss=continue): the run goes on without it",
+                                   what)};
+  }
+  return {.end_step = true,
+          .lost = false,
+          .ending = why,
+          .message = fmt::format("{}; ending the step so its peers do not wait for it in a collective", what)};
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mgpr/rank_endings.hpp"
+#include "mgpr/run_choices.hpp"
 
 // The progress files' names and folder are common/'s (mgpr/log_layout.hpp).
 namespace mgpr::spank {
@@ -29,22 +30,28 @@ struct WatchFacts {
   std::uint32_t step_id = 0;
   std::string host;
   int world_size = 0;
-  double elapsed_s = 0;                // since the node's tasks were started
-  int rendezvous_timeout_s = 0;        // 0: no rendezvous check
-  int stall_timeout_s = 0;             // 0: no stall check
-  bool armed_from_start = false;       // --mgpr-timeout given: the program reports
+  double elapsed_s = 0;           // since the node's tasks were started
+  int rendezvous_timeout_s = 0;   // 0: no rendezvous check
+  int stall_timeout_s = 0;        // 0: no stall check
+  bool armed_from_start = false;  // --mgpr-timeout given: the program reports
+  OnRankLoss on_rank_loss = OnRankLoss::kFail;
   std::vector<RankProgress> local;     // this node's ranks
   std::vector<int> arrived_elsewhere;  // other nodes' ranks whose files this node sees
 };
 
 struct WatchVerdict {
   bool end_step = false;
-  std::string message;  // one line, when end_step
+  std::string message;  // one line, when end_step or when ranks are left to the run
+  // Under on_rank_loss=continue: stalled ranks other than rank 0, which the step is not
+  // ended for (the runtime's peer watch fences them and the run goes on); the message
+  // names them.
+  std::vector<int> left_to_the_run;
 };
 
 // Rendezvous: once armed (from the start, or when any rank of the step has reported),
 // every rank of this node must report within the timeout. Stall: once all of this
-// node's ranks have reported, none may go stall_timeout_s without touching its file.
+// node's ranks have reported, none may go stall_timeout_s without touching its file;
+// under on_rank_loss=continue only rank 0's stall ends the step.
 // Exited ranks are neither missing nor stalled; finished ones are not stalled.
 WatchVerdict judge(const WatchFacts& facts);
 
@@ -68,12 +75,16 @@ struct ExitFacts {
   // The step's memory cgroup recorded an out-of-memory kill since its tasks started;
   // nullopt when this node cannot tell (no memory cgroup for the step).
   std::optional<bool> out_of_memory;
+  OnRankLoss on_rank_loss = OnRankLoss::kFail;
 };
 
 struct ExitVerdict {
   bool end_step = false;
-  RankEnding ending = RankEnding::kFailed;  // when end_step
-  std::string message;                      // one line, when end_step
+  // Under on_rank_loss=continue: a rank other than rank 0 died and the run goes on
+  // without it; the step is not ended, and `message` says so.
+  bool lost = false;
+  RankEnding ending = RankEnding::kFailed;  // when end_step or lost
+  std::string message;                      // one line, when end_step or lost
 };
 
 // A rank that ends early leaves its peers waiting in a collective, so it ends the step:
@@ -82,6 +93,9 @@ struct ExitVerdict {
 // unless Slurm is ending the job or the step itself. SIGTERM, SIGINT and SIGHUP are a
 // step told to stop (scancel --signal, Ctrl-C on srun, this watchdog on another node):
 // not an early death, and the kills after them belong to the same stop.
+// Under on_rank_loss=continue such a death of a rank other than rank 0 is a loss the run
+// survives (`lost`), except a usage error, which every rank would meet: it still ends
+// the step, and so does any death of rank 0, which holds the run's store and writer.
 ExitVerdict judge_exit(const ExitFacts& facts);
 
 }  // namespace mgpr::spank

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -16,8 +17,10 @@
 #include "config_text.hpp"
 #include "config_value_checks.hpp"
 #include "foreign_names.hpp"
+#include "mgpr/env_names.hpp"
 #include "mgpr/error.hpp"
 #include "mgpr/model_card.hpp"
+#include "mgpr/run_choices.hpp"
 #include "mgpr/text.hpp"
 #include "override_grammar.hpp"
 
@@ -244,17 +247,56 @@ RunConfig resolve_over(RunConfig config, const std::filesystem::path& config_fil
 
 }  // namespace
 
+std::optional<std::string> on_rank_loss_from_environment() {
+  const char* raw = std::getenv(env::kOnRankLoss);
+  if (raw == nullptr) return std::nullopt;
+  const std::string value = raw;
+  if (std::find(kOnRankLossNames.begin(), kOnRankLossNames.end(), value) == kOnRankLossNames.end()) {
+    throw UsageError(fmt::format("{}={} is not one of {} (the plugin sets it from srun's --mgpr-on-rank-loss)",
+                                 env::kOnRankLoss, quote_short(value), fmt::join(kOnRankLossNames, ", ")));
+  }
+  return value;
+}
+
+namespace {
+
+// The step's on_rank_loss (the plugin's MGPR_ON_RANK_LOSS) under the file and the
+// overrides: the watchdog acts on the step's, so the two must agree. Whether the file or
+// an override sets the key is found by resolving them over the other value too: a key
+// they set comes out the same either way.
+void apply_step_rank_loss(RunConfig& config, const RunConfig& base, const std::filesystem::path& config_file,
+                          std::span<const std::string> arguments) {
+  const auto step = on_rank_loss_from_environment();
+  if (!step) return;
+  RunConfig probe = base;
+  probe.on_rank_loss = config.on_rank_loss == kOnRankLossNames[0] ? kOnRankLossNames[1] : kOnRankLossNames[0];
+  const bool config_sets_it =
+      resolve_over(std::move(probe), config_file, arguments).on_rank_loss == config.on_rank_loss;
+  if (!config_sets_it) {
+    config.on_rank_loss = *step;
+  } else if (config.on_rank_loss != *step) {
+    throw UsageError(fmt::format(
+        "the config sets on_rank_loss={} but the step was started with {}={} (srun --mgpr-on-rank-loss={}, or the "
+        "site's plugstack.conf): the plugin's watchdog and the ranks would disagree on whether losing a rank ends "
+        "the run; give srun --mgpr-on-rank-loss={}, or leave on_rank_loss out of the config",
+        config.on_rank_loss, env::kOnRankLoss, *step, *step, config.on_rank_loss));
+  }
+}
+
+}  // namespace
+
 RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments,
                          std::optional<ModelCard>* card_found) {
-  RunConfig config = resolve_over(RunConfig{}, config_file, arguments);
+  RunConfig base;
+  RunConfig config = resolve_over(base, config_file, arguments);
   // The model's card sits under the file and the overrides: once the model is known, the
   // layers are applied again over the card's settings.
   auto card = card_of_model(config.model);
   if (card) {
-    RunConfig with_card;
-    apply_model_card(with_card, *card);
-    config = resolve_over(std::move(with_card), config_file, arguments);
+    apply_model_card(base, *card);
+    config = resolve_over(base, config_file, arguments);
   }
+  apply_step_rank_loss(config, base, config_file, arguments);
   validate(config);
   if (card_found != nullptr) *card_found = std::move(card);
   return config;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "mgpr/env_names.hpp"
 #include "mgpr/run_choices.hpp"
 #include "override_grammar.hpp"
 
@@ -67,6 +68,9 @@ std::string describe_resolved_config(const std::filesystem::path& config_file, s
   std::map<std::string, std::string, std::less<>> origin;
   if (card) {
     for (const auto& key : card->setting_keys) origin[key] = fmt::format("model card in {}", card->model_file.string());
+  }
+  if (on_rank_loss_from_environment()) {
+    origin["on_rank_loss"] = fmt::format("environment {} (srun --mgpr-on-rank-loss)", env::kOnRankLoss);
   }
   if (!config_file.empty()) {
     // resolve_config read the file already; this second read only lists its keys.

@@ -14,5 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   mgpr::fuzz::refusing_is_fine([&] { static_cast<void>(parse_seconds(text, "--mgpr-timeout")); });
   mgpr::fuzz::refusing_is_fine([&] { static_cast<void>(parse_port(text, "--mgpr-port")); });
   mgpr::fuzz::refusing_is_fine([&] { static_cast<void>(parse_bind(text, "--mgpr-bind")); });
+  mgpr::fuzz::refusing_is_fine([&] { static_cast<void>(parse_rank_loss(text, "--mgpr-on-rank-loss")); });
   return 0;
 }

@@ -153,10 +153,16 @@ void apply_toml_file(RunConfig& config, const std::filesystem::path& file);
 void apply_generated_toml(RunConfig& config, std::string_view toml_text, std::string_view source_name);
 // The model file's card (mgpr/model_card.hpp) when it has one, then a config file (when
 // not empty), then the arguments in order: `key=value` overrides, and anything else as a
-// raster appended to image_path. Validates the result. `card_found`, when given, receives
-// the card that was applied.
+// raster appended to image_path. Inside an srun step the plugin started with
+// --mgpr-on-rank-loss (MGPR_ON_RANK_LOSS), that value is on_rank_loss unless the file or
+// an override sets it; one that sets the other value is refused (UsageError naming both).
+// Validates the result. `card_found`, when given, receives the card that was applied.
 RunConfig resolve_config(const std::filesystem::path& config_file, std::span<const std::string> arguments,
                          std::optional<ModelCard>* card_found = nullptr);
+
+// The step's on_rank_loss as the plugin exported it (MGPR_ON_RANK_LOSS), checked: nullopt
+// when unset, UsageError naming the variable when it is neither fail nor continue.
+std::optional<std::string> on_rank_loss_from_environment();
 
 // Checks between keys (overlap < tile_size, ...; the tile bounds of mgpr/tile_limits.hpp);
 // throws UsageError.

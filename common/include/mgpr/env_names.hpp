@@ -26,6 +26,10 @@ inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
 inline constexpr const char* kLogDir = "MGPR_LOG_DIR";
 inline constexpr const char* kConfig = "MGPR_CONFIG";
 inline constexpr const char* kProgressFile = "MGPR_PROGRESS_FILE";
+// The step's --mgpr-on-rank-loss (fail or continue), which the plugin's watchdog acts on:
+// the run's on_rank_loss unless the config sets it, and a config that sets the other
+// value is refused (the watchdog and the ranks must agree whether a loss ends the run).
+inline constexpr const char* kOnRankLoss = "MGPR_ON_RANK_LOSS";
 // Set by the local launcher (`mgpr gpus=N` outside Slurm) to its own pid, so each rank
 // it starts can follow it: no rank outlives its launcher.
 inline constexpr const char* kLauncherPid = "MGPR_LAUNCHER_PID";

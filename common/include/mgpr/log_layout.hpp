@@ -8,6 +8,8 @@
 //   <log_root>/<jobid>/diagnoses.log         the plugin's findings (geometry, deadlock, stall)
 //   <log_root>/<jobid>/endings.log           why the plugin ended a step early, a word a line
 //                                            (rank_endings.hpp), read by the job script
+//   <log_root>/<jobid>/rank-zero-exit.log    under --mgpr-on-rank-loss=continue, rank 0's exit
+//                                            status, which the job script takes as the run's
 //   <log_root>/<jobid>/progress/<step>/rank-00000 ...  each rank's heartbeat for the
 //                                            plugin's watchdog (docs/spank.md)
 #include <cstdint>
@@ -23,6 +25,10 @@ inline constexpr const char* kDefaultLogRoot = "slurm_logs";
 inline constexpr const char* kSbatchStdoutPattern = "%j.out";
 inline constexpr const char* kSbatchStderrPattern = "%j.err";
 inline constexpr const char* kStepEndingsFile = "endings.log";
+// "<step> <status> <host>": the plugin writes it when rank 0 ends under
+// --mgpr-on-rank-loss=continue (status as a shell gives it: the exit code, or 128 + the
+// signal), since srun's own status is then non-zero for a rank the run went on without.
+inline constexpr const char* kRankZeroExitFile = "rank-zero-exit.log";
 
 struct JobLogLayout {
   std::filesystem::path log_root;
