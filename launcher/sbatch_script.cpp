@@ -8,6 +8,7 @@
 #include "mgpr/exit_codes.hpp"
 #include "mgpr/log_layout.hpp"
 #include "mgpr/rank_endings.hpp"
+#include "mgpr/run_choices.hpp"
 #include "mgpr/version.hpp"
 #include "shell_quote.hpp"
 
@@ -68,6 +69,29 @@ std::string ending_decisions() {
   return text + "esac";
 }
 
+// Under on_rank_loss=continue a rank other than rank 0 may die while the run completes:
+// srun's status is then non-zero, so rank 0's own (the plugin records it; 0 only when
+// every tile has its result) is taken as the run's, unless the watchdog ended the step,
+// which the endings file then says.
+std::string rank_loss_status(OnRankLoss on_rank_loss) {
+  if (on_rank_loss == OnRankLoss::kFail)
+    return "# on_rank_loss=fail: a lost rank ends the step, and srun's status is the run's.";
+  return "# on_rank_loss=continue: srun's status is non-zero when a rank was lost, even when the run went on\n"
+         "# without it and completed; rank 0's own status is the run's unless the watchdog ended the step.\n"
+         "if [ \"$status\" -ne 0 ] && [ ! -s \"$endings\" ] && [ -s \"$rank_zero_exit\" ]; then\n"
+         "  rank_zero_status=$(tail -n 1 \"$rank_zero_exit\" | cut -d ' ' -f 2)\n"
+         "  case \"$rank_zero_status\" in\n"
+         "    '' | *[!0-9]*) ;;\n"
+         "    *)\n"
+         "      echo \"mgpr: srun exited with $status as the run lost a rank (diagnoses.log names it); rank 0 exited "
+         "with "
+         "$rank_zero_status, the run's status (on_rank_loss=continue)\" >&2\n"
+         "      status=$rank_zero_status\n"
+         "      ;;\n"
+         "  esac\n"
+         "fi";
+}
+
 }  // namespace
 
 int derived_cpus_per_task(const RunConfig& config) { return 2 * config.workers; }
@@ -109,6 +133,9 @@ TemplateValues script_values(const SubmitRequest& request) {
   add("qos", request.qos);
   add("constraint", request.constraint);
   if (request.exclusive) extra += "#SBATCH --exclusive\n";
+  const auto on_rank_loss = parse_on_rank_loss(request.config.on_rank_loss);
+  // A node that fails takes its ranks with it; the job goes on with the others.
+  if (on_rank_loss == OnRankLoss::kContinue) extra += "#SBATCH --no-kill\n";
   for (const auto& arg : request.sbatch_args)
     extra += fmt::format("#SBATCH {}\n", sbatch_line_value(arg, "--sbatch-arg"));
   if (extra.empty()) extra = "# (no further #SBATCH options)\n";
@@ -117,8 +144,14 @@ TemplateValues script_values(const SubmitRequest& request) {
   std::string toml = to_toml(request.config);
   if (!toml.empty() && toml.back() == '\n') toml.pop_back();
 
+  // Always given: it overrides the site's plugstack.conf default, which the job's config
+  // (every key written) would otherwise contradict.
+  std::vector<std::string> srun_arguments{fmt::format("--mgpr-on-rank-loss={}", request.config.on_rank_loss)};
+  // Where a site sets KillOnBadExit=1, Slurm would end the step for a lost rank itself.
+  if (on_rank_loss == OnRankLoss::kContinue) srun_arguments.emplace_back("--kill-on-bad-exit=0");
+  srun_arguments.insert(srun_arguments.end(), request.srun_options.begin(), request.srun_options.end());
   std::string srun_options;
-  for (const auto& option : request.srun_options) srun_options += shell_quote(option) + " ";
+  for (const auto& option : srun_arguments) srun_options += shell_quote(option) + " ";
   if (!srun_options.empty()) srun_options.pop_back();
 
   const std::string log_dir = request.log_dir.string();
@@ -142,6 +175,8 @@ TemplateValues script_values(const SubmitRequest& request) {
       {"stopped_exit_code", std::to_string(kExitStopped)},
       {"walltime_signal_exit_code", std::to_string(128 + SIGUSR2)},  // srun's status for a task USR2 ended
       {"endings_file", kStepEndingsFile},
+      {"rank_zero_exit_file", kRankZeroExitFile},
+      {"rank_loss_status", rank_loss_status(on_rank_loss)},
       {"ending_decisions", ending_decisions()},
   };
 }
