@@ -363,7 +363,7 @@ std::vector<std::string> lost_rank_lines(std::span<const RankSummary> ranks) {
       std::string held = lost.tiles_held == 0
                              ? "it held no tile whose results had not come"
                              : fmt::format("it held {} tile(s) whose results had not come{}{}{}", lost.tiles_held,
-                                           lost.done_again ? ", done again by rank 0" : "",
+                                           lost.done_again ? ", done again by the live ranks" : "",
                                            lost.tiles.empty() ? "" : ": ", fmt::join(lost.tiles, "; "));
       if (lost.tiles_held > static_cast<std::int64_t>(lost.tiles.size()) && !lost.tiles.empty()) held += "; …";
       const double after =

@@ -15,7 +15,6 @@
 #include "distributed/lease_book.hpp"
 #include "distributed/run_outcome.hpp"
 #include "mgpr/error.hpp"
-#include "mgpr/exit_codes.hpp"
 #include "mgpr/input_list.hpp"
 #include "model/cuda_backend.hpp"
 #include "pipeline/memory_budget.hpp"
@@ -24,8 +23,8 @@
 #include "resume/journal_notes.hpp"
 #include "resume/run_journal.hpp"
 #include "resume/stop_request.hpp"
+#include "stream/handed_tiles.hpp"
 #include "stream/output_stream.hpp"
-#include "stream/returned_tiles.hpp"
 #include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
 #include "writers/partial_names.hpp"
@@ -116,9 +115,11 @@ class RankRun {
     auto tile_journal = journal_.for_rank(ranks_.rank);
     run_.output->set_journal(&tile_journal);
     std::unique_ptr<OutputStream> stream;
-    std::unique_ptr<ReturnedTiles> returned;  // on_rank_loss=continue: rank 0 does a lost rank's tiles again
+    // on_rank_loss=continue: a lost rank's tiles, done again by the live ones.
+    auto returned = survive_rank_loss() ? std::make_unique<ReturnedTiles>() : nullptr;
     std::unique_ptr<LeaseBook> book;
     std::unique_ptr<ResultMail> mail;
+    std::unique_ptr<HandedTiles> handed;
     constexpr int writer = 0;  // the run's one writer (stream/writer_layout.hpp)
     if (ranks_.rank == kRunWriters.rank_of_writer(writer)) {
       // What a killed run of this host left half-written, before this run writes beside it.
@@ -126,7 +127,6 @@ class RankRun {
         fmt::print(stderr, "mgpr: removed {} temporary file(s) that a killed run left in {} (e.g. {})\n", stale.size(),
                    plan_.output.output_dir.string(), stale.front().filename().string());
       }
-      if (survive_rank_loss()) returned = std::make_unique<ReturnedTiles>();
       stream = std::make_unique<OutputStream>(*run_.output, std::move(done_), *communicator_, writer,
                                               WriterRecord{&summary_.writer_held_peak_tiles, &summary_.warnings,
                                                            &summary_.lost_ranks, todo, returned.get()});
@@ -136,17 +136,21 @@ class RankRun {
       if (plan_.sharding == Sharding::kDynamic) book = std::make_unique<LeaseBook>(todo, *communicator_);
       mail = std::make_unique<ResultMail>(*communicator_, writer, book.get());
       run_.output->set_sink(mail.get());
+      if (returned) {
+        handed = std::make_unique<HandedTiles>(HandedTiles::Parts{*returned, *communicator_, book.get(), *mail, todo,
+                                                                  std::ssize(run_.source->tiles()), writer});
+      }
     }
     done_ = {};  // the earlier runs' results are rank 0's writer's now
     const auto run_tiles = static_cast<std::int64_t>(todo.size());
     printer_ = std::make_unique<ProgressPrinter>(ranks_.rank, run_tiles / ranks_.world_size, run_tiles,
                                                  plan_.log_interval, ::isatty(STDERR_FILENO) != 0);
     const auto own_failures = run_tile_loop(
-        plan_, ranks_, {*run_.source, *run_.model, *run_.output, *communicator_, book.get(), returned.get()}, todo,
+        plan_, ranks_,
+        {*run_.source, *run_.model, *run_.output, *communicator_, book.get(), returned.get(), handed.get()}, todo,
         *printer_, summary_);
     // Every rank's last results are on the store before rank 0's writer takes the rest.
     run_.output->flush_sink();
-    if (survive_rank_loss() && ranks_.rank != 0) say_finished(*communicator_);
     communicator_->barrier();
     run_.output->set_sink(nullptr);
     std::exception_ptr write_failure;
@@ -161,11 +165,15 @@ class RankRun {
     // Under on_rank_loss=continue the writer's count is the run's: a lost rank's left with it.
     auto tiles_done = run_.output->tiles_done();
     if (survive_rank_loss()) tiles_done = stream ? stream->tiles_received(done_counts_) : std::map<int, std::int64_t>{};
-    const auto outcome = agree_on_outcome(*communicator_, {tiles_done, own_failures}, run_.source->tiles(),
-                                          done_counts_, failed_, done_total_);
+    if (stream) skipped_ = stream->skipped_tiles();
+    const auto outcome = agree_on_outcome(*communicator_, {tiles_done, own_failures, std::ssize(skipped_)},
+                                          run_.source->tiles(), done_counts_, failed_, done_total_);
     printer_->run_finished(done_total_ - done_before);
     if (ranks_.rank != 0) return outcome;
-    if (write_failure) return stopped_or_rethrow(write_failure);
+    if (write_failure) {
+      say_stop_or_rethrow(write_failure);
+      return Outcome::kStopped;
+    }
     if (outcome == Outcome::kStopped) return outcome;
     return write_outputs(outcome, *stream);
   }
@@ -205,9 +213,11 @@ class RankRun {
       }
       fmt::print("{}", usage_summary(all, std::chrono::duration<double>(Clock::now() - started).count()));
       RunEnd end{
-          {}, run_.source->rasters().size(), done_total_, run_.source->tiles().size(), outcome == Outcome::kStopped};
+          {}, run_.source->rasters().size(), done_total_, run_.source->tiles().size(), outcome == Outcome::kStopped,
+          {}};
       for (const auto& [image, reason] : failed_)
         end.failed.emplace_back(run_.source->rasters().at(static_cast<std::size_t>(image)).path, reason);
+      for (const auto& tile : skipped_) end.skipped.push_back(tile_name(run_.output->plan(), tile));
       print_run_end(end, journal_.folder());
     }
     communicator_->barrier();
@@ -224,17 +234,6 @@ class RankRun {
 
  private:
   [[nodiscard]] bool survive_rank_loss() const { return plan_.rendezvous.survive_rank_loss && ranks_.world_size > 1; }
-  // A stop that came during a long write (a COG) stops the run like one during the loop:
-  // every tile is journaled and a rerun writes the outputs again.
-  static Outcome stopped_or_rethrow(const std::exception_ptr& failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const StoppedOnRequest& stopped) {
-      fmt::print(stderr, "mgpr: {}\n", stopped.what());
-    }
-    return Outcome::kStopped;
-  }
-
   // Rank 0, every tile done but those of failed rasters: what is left of the outputs and
   // the run's files, then (when every tile is done) the journal goes.
   Outcome write_outputs(Outcome outcome, OutputStream& stream) {
@@ -261,6 +260,7 @@ class RankRun {
   std::vector<std::int64_t> done_counts_;  // per image: tiles earlier runs finished
   std::int64_t done_total_ = 0;            // tiles finished: by earlier runs, then the run's too
   RasterFailures failed_;                  // every rank's rasters that could not be read
+  std::vector<Tile> skipped_;              // rank 0: the tiles lost with two ranks
   RankSummary summary_;
   std::unique_ptr<Communicator> communicator_;
   std::unique_ptr<ProgressPrinter> printer_;
@@ -286,15 +286,7 @@ int run_rank(const RunPlan& plan, const RankEnvironment& ranks) {
     throw;
   }
   rank.report(outcome, started);
-  switch (outcome) {
-    case Outcome::kComplete:
-      return 0;
-    case Outcome::kRastersFailed:
-      return kExitFailure;
-    case Outcome::kStopped:
-      break;
-  }
-  return kExitStopped;
+  return exit_status(outcome);
 }
 
 }  // namespace mgpr::runtime

@@ -20,8 +20,10 @@ RasterFailures run_tile_loop(const RunPlan& plan, const RankEnvironment& ranks, 
                              const std::vector<Tile>& todo, ProgressPrinter& printer, RankSummary& summary) {
   auto feed = plan.sharding == Sharding::kStatic
                   ? make_static_feed(todo, ranks.rank, ranks.world_size)
-                  : make_dynamic_feed(todo, parts.communicator, store_key(StoreKey::kNextTile), parts.book);
-  if (parts.returned != nullptr) sweep_once_all_finished(*parts.returned, parts.communicator);
+                  : make_dynamic_feed(todo, parts.communicator, store_key(StoreKey::kNextTile), parts.book,
+                                      parts.handed != nullptr ? [&handed = *parts.handed] { handed.take_now(); }
+                                                              : std::function<void()>{});
+  if (parts.returned != nullptr && ranks.rank == 0) sweep_once_all_finished(*parts.returned, parts.communicator);
   auto heartbeat = Heartbeat::from_environment();
   TimelineRecorder timeline(summary.timeline);
   summary.started_unix_s = unix_now();

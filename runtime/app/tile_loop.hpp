@@ -11,6 +11,7 @@
 #include "mgpr/summary.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/progress_printer.hpp"
+#include "stream/handed_tiles.hpp"
 #include "stream/returned_tiles.hpp"
 
 namespace mgpr::runtime {
@@ -22,7 +23,8 @@ struct TileLoopParts {
   BatchConsumer& output;
   Communicator& communicator;
   LeaseBook* book = nullptr;          // records the dynamic feed's leases (distributed/lease_book.hpp)
-  ReturnedTiles* returned = nullptr;  // rank 0, on_rank_loss=continue (stream/returned_tiles.hpp)
+  ReturnedTiles* returned = nullptr;  // on_rank_loss=continue (stream/returned_tiles.hpp)
+  HandedTiles* handed = nullptr;      // and on a rank but 0, what rank 0 hands it (stream/handed_tiles.hpp)
 };
 
 // Runs this rank's share of `todo` until the feed ends or a stop is asked for; records

@@ -101,7 +101,7 @@ struct RendezvousOptions {
   bool use_gpu = false;  // NCCL for collectives (when built with it) instead of Gloo
   int device_index = 0;
   // on_rank_loss=continue: a rank other than rank 0 lost is named and the run goes on
-  // without it (rank 0 does again what it held); the collectives go through the store,
+  // without it (the live ranks do again what it held); the collectives go through the store,
   // among the ranks alive, as rank 0 counts them (live_gather.hpp).
   bool survive_rank_loss = false;
 };

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "mgpr/exit_codes.hpp"
+
 namespace mgpr::runtime {
 
 std::string encode_failures(const RasterFailures& failures) {
@@ -69,16 +71,34 @@ Outcome agree_on_outcome(Communicator& communicator, const RankResults& own, std
     own_total += count;
     if (!failed.contains(image)) own_kept += count;
   }
-  for (const auto& text : communicator.all_gather(fmt::format("{} {}", own_total, own_kept))) {
+  std::int64_t skipped = 0;
+  for (const auto& text : communicator.all_gather(fmt::format("{} {} {}", own_total, own_kept, own.skipped))) {
     std::int64_t total = 0;
     std::int64_t outside_failed = 0;
-    std::istringstream(text) >> total >> outside_failed;
+    std::int64_t skipped_there = 0;
+    std::istringstream(text) >> total >> outside_failed >> skipped_there;
     done_total += total;
     kept += outside_failed;
+    skipped += skipped_there;
   }
   // No raster has more tiles finished than it has, so the sums tell each raster apart.
   if (done_total == expected_total) return Outcome::kComplete;
-  return kept == expected_kept ? Outcome::kRastersFailed : Outcome::kStopped;
+  if (kept == expected_kept) return Outcome::kRastersFailed;
+  // A skipped tile of a raster that failed too is counted in neither.
+  return skipped > 0 && kept + skipped >= expected_kept ? Outcome::kTilesSkipped : Outcome::kStopped;
+}
+
+int exit_status(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kComplete:
+      return 0;
+    case Outcome::kRastersFailed:
+    case Outcome::kTilesSkipped:
+      return kExitFailure;
+    case Outcome::kStopped:
+      break;
+  }
+  return kExitStopped;
 }
 
 }  // namespace mgpr::runtime

@@ -17,13 +17,19 @@ enum class Outcome {
   kComplete,       // every tile has its result
   kRastersFailed,  // every tile but those of rasters that could not be read
   kStopped,        // stopped on request with tiles left; a rerun finishes them
+  kTilesSkipped,   // every tile but those lost with two ranks (stream/tile_dealer.hpp) and failed rasters'
 };
+
+// The program's exit status for how the run ended (mgpr/exit_codes.hpp): a run with
+// tiles missing failed; a stopped one asks to be requeued.
+int exit_status(Outcome outcome);
 
 // What one rank brings to the agreement: how many tiles of each raster (by
 // TileId::image) it finished in this run, and the rasters it could not read.
 struct RankResults {
   const std::map<int, std::int64_t>& tiles_done;
   const RasterFailures& failures;
+  std::int64_t skipped = 0;  // tiles skipped, lost with two ranks (rank 0's writer knows them)
 };
 
 // Tiles per raster (index = TileId::image; fake data: image 0 alone).

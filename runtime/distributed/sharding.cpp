@@ -41,7 +41,7 @@ TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size)
 }
 
 TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key,
-                           LeaseBook* book) {
+                           LeaseBook* book, std::function<void()> on_handed) {
   struct State {
     std::vector<Tile> tiles;
     std::int64_t ranks = 1;
@@ -50,11 +50,12 @@ TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicat
     std::size_t end = 0;
     std::int64_t claimed_up_to = 0;  // the counter as this rank last saw it
     bool exhausted = false;
+    std::int64_t handed_marks = 0;  // kHandedMark's count as this rank last saw it
   };
   auto state = std::make_shared<State>();
   state->tiles.assign(tiles.begin(), tiles.end());
   state->ranks = std::max(communicator.world_size(), 1);
-  return [state, &communicator, run_key, book]() -> std::optional<Tile> {
+  return [state, &communicator, run_key, book, on_handed = std::move(on_handed)]() -> std::optional<Tile> {
     const std::lock_guard lock(state->mutex);
     if (state->next < state->end) return state->tiles[state->next++];
     // Once one claim ran past the end every later one would too: skip the round trip.
@@ -62,7 +63,12 @@ TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicat
     const auto total = static_cast<std::int64_t>(state->tiles.size());
     const auto size = lease_size(total - state->claimed_up_to, state->ranks);
     // The other reader threads wait meanwhile: they would claim the same.
-    const std::int64_t lease_end = communicator.add(run_key, size);
+    const std::int64_t answer = communicator.add(run_key, size);
+    if (const auto marks = answer / kHandedMark; marks != state->handed_marks) {
+      state->handed_marks = marks;
+      if (on_handed) on_handed();
+    }
+    const std::int64_t lease_end = answer % kHandedMark;
     state->claimed_up_to = lease_end;
     const std::int64_t first = lease_end - size;
     if (first < 0 || first >= total) {

@@ -2,6 +2,8 @@
 // Which tiles a rank processes. Static: every world_size-th tile. Dynamic: ranks claim
 // the next tile from a counter on the rendezvous store, so a slow rank does not hold the
 // job; every tile is still processed exactly once.
+#include <cstdint>
+#include <functional>
 #include <span>
 
 #include "distributed/communicator.hpp"
@@ -18,9 +20,16 @@ TileFeed make_static_feed(std::span<const Tile> tiles, int rank, int world_size)
 // long early and a tile long at the end, where the ranks then finish together; at most
 // kLongestLease tiles, so a rank never holds much more than it will do in a few batches.
 // A store request is made per lease, not per tile; with a `book`, which then records each
-// lease, a second (lease_book.hpp).
+// lease, a second (lease_book.hpp). `on_handed` is called when the counter says rank 0
+// handed tiles out again since this rank's last claim (kHandedMark).
 TileFeed make_dynamic_feed(std::span<const Tile> tiles, Communicator& communicator, const std::string& run_key,
-                           LeaseBook* book = nullptr);
+                           LeaseBook* book = nullptr, std::function<void()> on_handed = {});
+
+// Under on_rank_loss=continue rank 0 adds this to the feed's counter whenever it hands a
+// lost rank's tile to a live one (stream/tile_dealer.hpp): every claim's answer then says
+// so in its high bits, and a rank looks for a tile handed to it without a request more.
+// No run has 2^40 tiles.
+inline constexpr std::int64_t kHandedMark = std::int64_t{1} << 40;
 
 // Stops handing out tiles once a stop was asked for; tiles already claimed finish. A run
 // that lost a rank cannot finish: the feed throws why, and the pipeline ends with it.

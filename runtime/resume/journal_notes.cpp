@@ -33,6 +33,17 @@ void print_run_end(const RunEnd& end, const std::filesystem::path& journal_folde
         "command again to do only what is missing\n",
         journal_folder.string());
   }
+  if (!end.skipped.empty()) {
+    fmt::print(
+        "# finished with {} tile(s) skipped, each lost with two ranks; the results of every other tile are "
+        "written:\n",
+        end.skipped.size());
+    for (const auto& tile : end.skipped) fmt::print("#   {}\n", tile);
+    fmt::print(
+        "# the other tiles are kept in {}: a damaged block, or a tile too large for memory, may end whatever reads "
+        "it; check those tiles, then run the same command again to do only them\n",
+        journal_folder.string());
+  }
   if (end.stopped) {
     fmt::print(
         "# stopped: {} of {} tiles are finished and kept in {}; run the same command again (a requeued "

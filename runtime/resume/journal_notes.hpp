@@ -26,6 +26,7 @@ struct RunEnd {
   std::int64_t tiles_done = 0;
   std::size_t tiles = 0;
   bool stopped = false;
+  std::vector<std::string> skipped;  // the tiles lost with two ranks, named
 };
 
 // After the usage summary: the rasters that could not be read and what to do about them,

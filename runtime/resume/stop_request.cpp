@@ -1,9 +1,13 @@
 #include "resume/stop_request.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
 #include <initializer_list>
+
+#include "mgpr/error.hpp"
 
 namespace mgpr::runtime {
 namespace {
@@ -30,5 +34,13 @@ void install_stop_handlers() {
 }
 
 int stop_signal() { return requested_by.load(); }
+
+void say_stop_or_rethrow(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const StoppedOnRequest& stopped) {
+    fmt::print(stderr, "mgpr: {}\n", stopped.what());
+  }
+}
 
 }  // namespace mgpr::runtime

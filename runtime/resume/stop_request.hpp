@@ -7,10 +7,16 @@
 // A rank that stopped so with tiles left exits kExitStopped (mgpr/exit_codes.hpp): its
 // finished tiles are journaled, and the same command run again (or the job requeued)
 // finishes the rest.
+#include <exception>
+
 namespace mgpr::runtime {
 
 void install_stop_handlers();
 // The signal that asked for the stop, or 0.
 int stop_signal();
+// A stop that came during a long write (a COG) stops the run like one during the loop
+// (every tile is journaled and a rerun writes the outputs again): says so on stderr. Any
+// other failure is rethrown.
+void say_stop_or_rethrow(const std::exception_ptr& failure);
 
 }  // namespace mgpr::runtime

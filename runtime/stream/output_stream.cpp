@@ -25,19 +25,6 @@ namespace {
 // ranks were it every poll).
 constexpr auto kFailurePoll = std::chrono::seconds(1);
 
-// Enough names to recognise a tile named again after another loss.
-constexpr std::size_t kLostTilesNamed = 10;
-
-std::string lost_rank_tiles_message(int rank, const std::vector<std::string>& names, bool done_again) {
-  std::string named;
-  for (std::size_t i = 0; i < names.size() && i < kLostTilesNamed; ++i) named += (i > 0 ? "; " : "") + names[i];
-  if (names.size() > kLostTilesNamed) named += fmt::format("; and {} more", names.size() - kLostTilesNamed);
-  return fmt::format(
-      "rank {} was lost holding {} tile(s) whose results had not reached the writer{}: {}. A tile named again after "
-      "another loss may be what ends the rank (a damaged block, a tile too large for memory)",
-      rank, names.size(), done_again ? ", which rank 0 does again" : "", named);
-}
-
 int decode_failed_raster(const std::string& message) {
   const auto image = parse_number<int>(message, 0, std::numeric_limits<int>::max());
   if (!image) throw std::logic_error("a malformed raster failure on the store");
@@ -53,7 +40,14 @@ OutputStream::OutputStream(TaskOutput& output, TileResults earlier, Communicator
       writer_(writer),
       mailbox_(communicator, StoreKey::kResultMail, writer),
       failure_mailbox_(communicator, StoreKey::kFailureMail, writer),
-      record_(record) {
+      record_(record),
+      dealer_(communicator, output.plan(), record_,
+              {[this](const TileId& id) { return received(id); }, [this] { catch_up(); },
+               [this](int rank) {
+                 mailbox_.stop_reading(rank);
+                 failure_mailbox_.stop_reading(rank);
+               },
+               [this](const Tile& tile) { skip(tile); }}) {
   for (const auto& image : rows_of_tiles(output_.plan())) {
     auto& rows = rows_.emplace_back();
     for (const auto& [row, tiles] : image) rows.push_back({row, tiles, 0});
@@ -112,7 +106,7 @@ void OutputStream::run() {
         try {
           communicator_.check_peers();
         } catch (const IoError&) {
-          name_lost_ranks_tiles();
+          dealer_.name_losses();
           throw;
         }
       }
@@ -135,7 +129,7 @@ void OutputStream::run() {
       }
       if (failed) continue;
       for (auto& batch : batches) absorb(std::move(batch));
-      if (record_.returned != nullptr) return_lost_ranks_tiles();
+      if (record_.returned != nullptr) dealer_.deal();
       write_final_rows();
       publish_written();
       if (record_.returned != nullptr && next_image_ == rows_.size()) record_.returned->all_written();
@@ -161,83 +155,24 @@ void OutputStream::receive_all_mail() {
   }
 }
 
-std::vector<Tile> OutputStream::unfinished_of(int rank) {
-  const auto book = communicator_.take_if_set(store_key(StoreKey::kLeaseLedger, rank));
-  const auto leases = book ? decode_leases(*book, static_cast<std::int64_t>(record_.run_tiles.size())) : std::nullopt;
-  std::vector<Tile> unfinished;
-  if (!leases) return unfinished;  // it claimed nothing yet
-  for (const auto& [first, end] : *leases) {
-    for (auto position = first; position < end; ++position) {
-      const auto& tile = record_.run_tiles[static_cast<std::size_t>(position)];
-      if (!received(tile.id)) unfinished.push_back(tile);
-    }
-  }
-  return unfinished;
-}
-
-void OutputStream::record_lost_rank(int rank, const std::vector<Tile>& unfinished, bool done_again) {
-  std::vector<std::string> names;
-  for (const auto& tile : unfinished) names.push_back(tile_name(output_.plan(), tile));
-  if (record_.lost_ranks != nullptr) {
-    const auto peer = communicator_.lost_peer(rank);
-    LostRankRecord lost{rank,       peer.host, peer.unix_s, peer.why, static_cast<std::int64_t>(names.size()),
-                        done_again, {}};
-    lost.tiles.assign(names.begin(),
-                      names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), kLostTilesNamed)));
-    record_.lost_ranks->push_back(std::move(lost));
-  }
-  if (names.empty() || record_.lost_rank_tiles == nullptr) return;
-  record_.lost_rank_tiles->push_back(lost_rank_tiles_message(rank, names, done_again));
-  fmt::print(stderr, "mgpr: {}\n", record_.lost_rank_tiles->back());
-}
-
-void OutputStream::name_lost_ranks_tiles() {
-  try {
-    receive_all_mail();  // what the lost ranks sent before they went is theirs delivered
-    for (const int rank : communicator_.lost_ranks()) record_lost_rank(rank, unfinished_of(rank), false);
-  } catch (const std::exception&) {
-    // Naming is a help: the loss itself is what the rank reports.
-  }
-}
-
-void OutputStream::return_lost_ranks_tiles() {
-  std::vector<int> newly_lost;
-  for (const int rank : communicator_.lost_ranks()) {
-    if (!returned_for_.contains(rank)) newly_lost.push_back(rank);
-  }
-  const bool sweep = record_.returned->sweep_asked();
-  if (newly_lost.empty() && !sweep) return;
-  receive_all_mail();  // what a lost rank sent before it went is its delivered
-  for (const int rank : newly_lost) {
-    mailbox_.stop_reading(rank);
-    failure_mailbox_.stop_reading(rank);
-    returned_for_.insert(rank);
-    const auto unfinished = unfinished_of(rank);
-    record_lost_rank(rank, unfinished, true);
-    for (const auto& tile : unfinished) returned_ids_.insert(tile.id);
-    record_.returned->add(unfinished);
-  }
-  if (!sweep) return;
-  // Every live rank finished and sent its results, and rank 0's own are here: a tile
-  // still missing, and not returned already, was held by a rank lost before its book
-  // said so.
+void OutputStream::catch_up() {
+  receive_all_mail();
+  std::vector<TileResults> batches;
   {
-    std::vector<TileResults> batches;
-    {
-      const std::lock_guard lock(mutex_);
-      batches.swap(incoming_);
-    }
-    for (auto& batch : batches) absorb(std::move(batch));
+    const std::lock_guard lock(mutex_);
+    batches.swap(incoming_);
   }
-  std::vector<Tile> missing;
-  for (const auto& tile : record_.run_tiles) {
-    if (!received(tile.id) && returned_ids_.insert(tile.id).second) missing.push_back(tile);
-  }
-  if (!missing.empty()) {
-    fmt::print(stderr, "mgpr: rank 0: {} tile(s) no live rank holds were lost with a rank; rank 0 does them again\n",
-               missing.size());
-  }
-  record_.returned->add(missing);
+  for (auto& batch : batches) absorb(std::move(batch));
+}
+
+void OutputStream::skip(const Tile& tile) {
+  if (received(tile.id)) return;
+  auto& rows = rows_[static_cast<std::size_t>(tile.id.image)];
+  const auto row = std::lower_bound(rows.begin(), rows.end(), tile.id.row,
+                                    [](const Row& candidate, int wanted) { return candidate.row < wanted; });
+  if (row == rows.end() || row->row != tile.id.row) throw std::logic_error("a skipped tile the run does not have");
+  ++row->received;
+  skipped_.insert(tile.id);
 }
 
 std::map<int, std::int64_t> OutputStream::tiles_received(std::span<const std::int64_t> earlier) const {
@@ -246,6 +181,7 @@ std::map<int, std::int64_t> OutputStream::tiles_received(std::span<const std::in
     auto& count = received[static_cast<int>(image)];
     for (const auto& row : rows_[image]) count += row.received;
     if (image < earlier.size()) count -= earlier[image];
+    count -= skipped_of(image);
   }
   return received;
 }
@@ -275,7 +211,12 @@ void OutputStream::drain() {
 }
 
 bool OutputStream::received(const TileId& id) const {
-  return failed_.contains(id.image) || written_already(id) || held_.contains(id);
+  return failed_.contains(id.image) || written_already(id) || held_.contains(id) || skipped_.contains(id);
+}
+
+std::int64_t OutputStream::skipped_of(std::size_t image) const {
+  return std::count_if(skipped_.begin(), skipped_.end(),
+                       [image](const TileId& id) { return static_cast<std::size_t>(id.image) == image; });
 }
 
 bool OutputStream::written_already(const TileId& id) const {
@@ -292,7 +233,7 @@ void OutputStream::absorb(TileResults batch) {
     // A failed raster's results are counted (its outcome says how many tiles were done)
     // and dropped, also once it was passed over.
     const bool failed = failed_.contains(id.image);
-    if (!failed && written_already(id)) continue;
+    if (!failed && (written_already(id) || skipped_.contains(id))) continue;
     auto& rows = rows_[image];
     const auto row = std::lower_bound(rows.begin(), rows.end(), id.row,
                                       [](const Row& candidate, int wanted) { return candidate.row < wanted; });
@@ -375,6 +316,7 @@ std::vector<std::filesystem::path> OutputStream::finish(const RasterFailures& fa
       outcome.tiles += row.tiles;
       outcome.tiles_done += row.received;
     }
+    outcome.tiles_done -= skipped_of(image);
     outcome.results = results_of_[image];
     if (const auto reason = failed.find(static_cast<int>(image)); reason != failed.end()) {
       outcome.failed = true;

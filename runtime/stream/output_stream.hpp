@@ -27,6 +27,7 @@
 #include "mgpr/summary.hpp"
 #include "stream/returned_tiles.hpp"
 #include "stream/store_mail.hpp"
+#include "stream/tile_dealer.hpp"
 #include "stream/writer_layout.hpp"
 #include "tasks/task_output.hpp"
 
@@ -46,6 +47,9 @@ class ResultMail final : public ResultSink {
   void take(TileResults batch) override;
   void raster_failed(int image, const std::string& reason) override;
   void flush() override;
+  // The tile's results go as soon as they come, not with the next full message: a tile
+  // rank 0 handed again (tile_dealer.hpp), which the writer's rows wait for.
+  void hurry(const TileId& tile);
 
  private:
   void send_waiting(std::unique_lock<std::mutex>& lock);
@@ -56,6 +60,7 @@ class ResultMail final : public ResultSink {
   MailToWriter mail_;
   LeaseBook* book_;
   TileResults waiting_;  // results not yet sent
+  std::set<TileId> urgent_;
   std::chrono::steady_clock::time_point waiting_since_{};
   std::exception_ptr send_failure_;  // the sending thread's, thrown on the rank's next take or flush
   std::mutex failures_mutex_;        // reader threads may fail rasters at once
@@ -76,8 +81,9 @@ struct WriterRecord {
   std::vector<LostRankRecord>* lost_ranks = nullptr;
   // The tile list the feed handed out, which the ranks' books index.
   std::span<const Tile> run_tiles;
-  // on_rank_loss=continue: where the writer returns a lost rank's tiles for rank 0's loop
-  // to do again, and says when every row was written (returned_tiles.hpp).
+  // on_rank_loss=continue: where the dealer (tile_dealer.hpp) says whether it is settled
+  // and returns a lost rank's tiles for rank 0's loop once no other rank lives, and the
+  // writer says when every row was written (returned_tiles.hpp).
   ReturnedTiles* returned = nullptr;
 };
 
@@ -115,20 +121,16 @@ class OutputStream final : public ResultSink {
   // After drain: per image (TileId::image), the tiles with a result, less those of
   // earlier runs (`earlier`, per image).
   [[nodiscard]] std::map<int, std::int64_t> tiles_received(std::span<const std::int64_t> earlier) const;
+  // After drain: the tiles skipped, lost with two ranks (tile_dealer.hpp).
+  [[nodiscard]] const std::vector<Tile>& skipped_tiles() const { return dealer_.skipped(); }
 
  private:
   void run();
-  // The run lost a rank: what it sent counts, and the tiles of its book that never came
-  // are named in the record.
-  void name_lost_ranks_tiles();
-  // on_rank_loss=continue: each rank newly lost is fenced and its tiles that never came
-  // returned; a sweep asked for returns every tile still missing.
-  void return_lost_ranks_tiles();
-  // The tiles of `rank`'s book on the store that the writer has not received.
-  std::vector<Tile> unfinished_of(int rank);
-  // Into the record: the rank's loss and the tiles it held (named on stderr too).
-  void record_lost_rank(int rank, const std::vector<Tile>& unfinished, bool done_again);
   void receive_all_mail();
+  // Every result sent so far, the rank's own included: the dealer's catch_up.
+  void catch_up();
+  // A tile lost with two ranks: its row goes on without its results.
+  void skip(const Tile& tile);
   void release_ranks();
   void absorb(TileResults batch);
   void mark_failed(int image);
@@ -169,8 +171,9 @@ class OutputStream final : public ResultSink {
   std::chrono::steady_clock::time_point next_failure_poll_{};
   std::chrono::steady_clock::time_point next_mail_poll_{};
   std::vector<std::filesystem::path> written_;
-  std::set<int> returned_for_;     // the lost ranks whose tiles were returned
-  std::set<TileId> returned_ids_;  // and those tiles
+  std::set<TileId> skipped_;  // skip()'s tiles, counted as received in their rows
+  [[nodiscard]] std::int64_t skipped_of(std::size_t image) const;
+  TileDealer dealer_;
 
   std::mutex mutex_;  // guards what follows, shared with the thread
   std::condition_variable wake_;

@@ -39,14 +39,21 @@ void ResultMail::take(TileResults batch) {
   std::unique_lock lock(mail_mutex_);
   if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
   if (waiting_.empty()) waiting_since_ = std::chrono::steady_clock::now();
+  bool urgent = false;
+  for (const auto& [id, payload] : batch) urgent = urgent_.erase(id) > 0 || urgent;
   waiting_.merge(batch);
-  if (static_cast<std::int64_t>(waiting_.size()) >= kMailTiles) send_waiting(lock);
+  if (urgent || static_cast<std::int64_t>(waiting_.size()) >= kMailTiles) send_waiting(lock);
 }
 
 void ResultMail::flush() {
   std::unique_lock lock(mail_mutex_);
   if (send_failure_) std::rethrow_exception(std::exchange(send_failure_, nullptr));
   send_waiting(lock);
+}
+
+void ResultMail::hurry(const TileId& tile) {
+  const std::lock_guard lock(mail_mutex_);
+  urgent_.insert(tile);
 }
 
 void ResultMail::send_waiting(std::unique_lock<std::mutex>& /*lock*/) {

@@ -1,6 +1,7 @@
 #include "stream/returned_tiles.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "mgpr/store_keys.hpp"
 
@@ -16,7 +17,6 @@ void ReturnedTiles::add(const std::vector<Tile>& tiles) {
   {
     const std::lock_guard lock(mutex_);
     tiles_.insert(tiles_.end(), tiles.begin(), tiles.end());
-    sweep_asked_ = false;
   }
   changed_.notify_all();
 }
@@ -29,9 +29,9 @@ void ReturnedTiles::all_written() {
   changed_.notify_all();
 }
 
-bool ReturnedTiles::sweep_asked() const {
+bool ReturnedTiles::take_sweep_request() {
   const std::lock_guard lock(mutex_);
-  return sweep_asked_;
+  return std::exchange(sweep_asked_, false);
 }
 
 void ReturnedTiles::ask_sweep() {
@@ -64,7 +64,7 @@ std::optional<Tile> ReturnedTiles::wait(const std::function<bool()>& give_up) {
       }
       if (all_written_) return std::nullopt;
     }
-    if (idle_) idle_();
+    if (idle_) idle_(true);
     if (give_up()) return std::nullopt;
   }
 }
@@ -75,8 +75,8 @@ void sweep_once_all_finished(ReturnedTiles& returned, Communicator& communicator
     keys.push_back(store_key(StoreKey::kRankFinished, rank));
     (void)communicator.add(keys.back(), 0);  // made now, so that one request reads them all
   }
-  returned.on_idle([&returned, &communicator, keys] {
-    if (!returned.nothing_in_flight()) return;
+  returned.on_idle([&returned, &communicator, keys](bool feed_ran_out) {
+    if (!feed_ran_out || !returned.nothing_in_flight() || !returned.settled()) return;
     const auto lost = communicator.lost_ranks();
     const auto finished = communicator.counters(keys);
     for (std::size_t i = 0; i < finished.size(); ++i) {

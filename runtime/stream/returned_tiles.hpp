@@ -1,10 +1,9 @@
 #pragma once
-// Under on_rank_loss=continue, on rank 0: the tiles a lost rank held whose results never
-// came, which rank 0's writer hands to rank 0's own loop to do first (they hold back the
-// rows after them, and every rank's pacing with them: distributed/lease_book.hpp names
-// them); and the end of rank 0's loop, which waits until the writer wrote every row,
-// since until then a rank may still be lost with tiles in hand. A lost rank holds a few
-// leases: rank 0 does them again in a few batches, and no rank waits on another.
+// Under on_rank_loss=continue, on every rank: the tiles a lost rank held whose results
+// never came, which rank 0's writer hands again (tile_dealer.hpp) and the rank's feed
+// serves before its own (they hold back the rows after them, and every rank's pacing
+// with them); and the end of the rank's loop, which waits until the writer wrote every
+// row, since until then a rank may still be lost with tiles in hand.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,17 +22,25 @@ namespace mgpr::runtime {
 
 class ReturnedTiles {
  public:
-  // The writer's side.
+  // The writer's side (or, on the other ranks, what rank 0 handed them).
   void add(const std::vector<Tile>& tiles);
   void all_written();  // every row written, or the writer failed: nothing more will come
-  // Asked by rank 0's loop once every live rank finished: every tile still missing is
-  // then lost (a rank lost between its claim and its book), and goes to add().
-  [[nodiscard]] bool sweep_asked() const;
+  // Asked by rank 0's loop once every live rank finished and nothing handed is out:
+  // every tile still missing is then lost (a rank lost between its claim and its book).
+  // The writer takes the request.
+  [[nodiscard]] bool take_sweep_request();
   void ask_sweep();
+  // The dealer's word: nothing waits to be handed, nothing handed is out.
+  void settled(bool settled) { settled_ = settled; }
+  [[nodiscard]] bool settled() const { return settled_.load(); }
 
-  // Called at every look of wait(), on the loop's thread: rank 0's loop asks for a
-  // sweep there once every live rank finished.
-  void on_idle(std::function<void()> idle) { idle_ = std::move(idle); }
+  // Called on the loop's threads while a tile waits for the writer (false) and at every
+  // look of wait() (true, the rank's own feed ran out): where a rank looks for tiles
+  // handed to it and says it finished, and rank 0's loop asks for a sweep.
+  void on_idle(std::function<void(bool feed_ran_out)> idle) { idle_ = std::move(idle); }
+  void look() const {
+    if (idle_) idle_(false);
+  }
 
   // The loop's side.
   // Every tile its feed handed out, and how many its pipeline finished (their results
@@ -54,14 +61,15 @@ class ReturnedTiles {
   std::deque<Tile> tiles_;
   bool all_written_ = false;
   bool sweep_asked_ = false;
-  std::function<void()> idle_;
+  std::atomic<bool> settled_{true};
+  std::function<void(bool)> idle_;
   std::atomic<std::int64_t> handed_{0};
   std::atomic<std::int64_t> finished_{0};
 };
 
 // Rank 0's loop under on_rank_loss=continue: asks for a sweep once every rank it has not
-// lost says it finished (its counter under tiles/finished, which it adds to after its
-// loop and its last results).
+// lost says it finished (its counter under tiles/finished, which it adds to once its own
+// feed ran out and its results were sent) and the dealer settled.
 void sweep_once_all_finished(ReturnedTiles& returned, Communicator& communicator);
 // The other ranks' side of it.
 void say_finished(Communicator& communicator);

@@ -77,6 +77,7 @@ TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communi
     while (position - pace->written > limit && stop_signal() == 0 && !pace->released) {
       // A writer held up by a rank the run lost would write nothing more: the loss ends the wait.
       communicator.check_peers();
+      if (returned != nullptr) returned->look();
       if (auto other = returned != nullptr ? returned->take() : std::nullopt) {
         const std::lock_guard lock(pace->deferred_mutex);
         pace->deferred.push_back(*tile);

@@ -43,9 +43,9 @@ std::int64_t unwritten_limit(std::span<const Tile> tiles, std::int64_t batch_siz
 // of `writer`. A writer that writes nothing for 10 s while this rank waits (a long COG;
 // a raster failed part way does not hold it) releases the rank for the rest of the run,
 // said once: it never waits for ever, it only holds more. A lost peer ends the wait.
-// With `returned` (rank 0 under on_rank_loss=continue): its tiles first, never paced
-// (they are what the writer waits for), also while a tile waits, which waits on; and once
-// `feed` ran out, the loop goes on until the writer wrote every row.
+// With `returned` (under on_rank_loss=continue): its tiles first, never paced (they are
+// what the writer waits for), also while a tile waits, which waits on; and once `feed`
+// ran out, the loop goes on until the writer wrote every row.
 TileFeed paced_by_writer(TileFeed feed, std::span<const Tile> run_tiles, Communicator& communicator, int writer,
                          std::int64_t limit, ReturnedTiles* returned = nullptr);
 

@@ -108,7 +108,7 @@ TEST(HtmlReport, LostRanksAreListedWithWhyAndTheirTiles) {
   EXPECT_TRUE(contains(page, "<h2 id=\"lost-ranks\">Lost ranks</h2>")) << page;
   EXPECT_TRUE(contains(page,
                        "<li class=\"error\">rank 1 on gpu&lt;2&gt; lost: rank 1 ended in the middle of the run; "
-                       "it held 2 tile(s) whose results had not come, done again by rank 0: a.tif tile at x 0, "
+                       "it held 2 tile(s) whose results had not come, done again by the live ranks: a.tif tile at x 0, "
                        "y 0; …</li>"))
       << page;
   EXPECT_FALSE(contains(page_of(finished_job({rank(0, 10)})), "lost-ranks"));

@@ -93,10 +93,11 @@ TEST(Summary, LostRanksSurviveRoundTripAndAreSaidInALine) {
   const std::vector<mgpr::RankSummary> ranks{read};
   const auto lines = mgpr::lost_rank_lines(ranks);
   ASSERT_EQ(lines.size(), 1U);
-  EXPECT_EQ(lines[0],
-            "rank 1 on gpu02 lost 12.5 s into the loop: rank 1 on gpu02 ended in the middle of the run; it held 3 "
-            "tile(s) whose results had not come, done again by rank 0: a.tif tile at x 0, y 0; a.tif tile at x 64, y "
-            "0; …");
+  EXPECT_EQ(
+      lines[0],
+      "rank 1 on gpu02 lost 12.5 s into the loop: rank 1 on gpu02 ended in the middle of the run; it held 3 "
+      "tile(s) whose results had not come, done again by the live ranks: a.tif tile at x 0, y 0; a.tif tile at x 64, y "
+      "0; …");
   auto text = mgpr::to_json_text(sample(0, 8, 2.0));
   const auto at = text.find("\"lost_ranks\"");
   ASSERT_NE(at, std::string::npos);

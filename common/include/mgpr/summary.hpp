@@ -34,7 +34,7 @@ struct RasterFailureRecord {
 };
 
 // A rank the run lost while the tiles ran, as rank 0 saw it: when, why, and the tiles it
-// held whose results had not reached the writer (done again by rank 0 under
+// held whose results had not reached the writer (done again by the live ranks under
 // on_rank_loss=continue; else a rerun takes them from the journals or does them).
 struct LostRankRecord {
   int rank = 0;

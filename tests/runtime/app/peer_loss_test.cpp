@@ -142,6 +142,39 @@ class PeerLoss : public testing::Test {
     expect_the_uninterrupted_files(output);
   }
 
+  // A copy of field.tif as a VRT whose pixels of the tile at x 192, y 48 (read as one
+  // window) abort whatever rank but rank 0 reads them, through GDAL's Python pixel
+  // function: a damaged block that kills its reader. Rank 0 is spared and slowed
+  // (it must not claim the tile first; were it to read it, the run would end with it), so
+  // the other ranks meet the block: the first one lost with it, then the one it is
+  // handed to.
+  static fs::path poisoned_copy() {
+    const auto base = dir_->path() / "base.vrt";
+    EXPECT_EQ(run_command({"gdal_translate", "-q", "-of", "VRT", image().string(), base.string()}).exit_code, 0);
+    auto text = read_text(base);
+    const std::string band = R"(<VRTRasterBand dataType="Byte" band="1")";
+    const auto at = text.find(band);
+    EXPECT_NE(at, std::string::npos) << text;
+    const std::string poisoned = band + R"( subClass="VRTDerivedRasterBand">)" +
+                                 R"(<PixelFunctionType>poisoned</PixelFunctionType>)" +
+                                 R"(<PixelFunctionLanguage>Python</PixelFunctionLanguage><PixelFunctionCode><![CDATA[
+import os
+import time
+def poisoned(in_ar, out_ar, xoff, yoff, xsize, ysize, raster_xsize, raster_ysize, buf_radius, gt, **kwargs):
+    if os.environ.get("RANK") == "0":
+        time.sleep(0.03)
+    elif (xoff, yoff, xsize, ysize) == (192, 48, 64, 64):
+        os.abort()
+    out_ar[:] = in_ar[0]
+]]></PixelFunctionCode>)";
+    // The band's tag as GDAL wrote it gives way to the poisoned one.
+    const auto band_end = text.find('>', at);
+    text.replace(at, band_end - at + 1, poisoned);
+    const auto copy = dir_->path() / "poison.vrt";
+    std::ofstream(copy) << text;
+    return copy;
+  }
+
   static std::unique_ptr<TempDir> dir_;
 };
 
@@ -156,7 +189,7 @@ TEST_F(PeerLoss, RankZeroKilledMidRunEndsRankOneAtOnceAndTheRunResumes) {
 }
 
 // on_rank_loss=continue: rank 1 of 3 SIGKILLed while it holds a lease; the others go on,
-// rank 0 does again the tiles it held, and the run ends complete with the files of the
+// the live ranks do again the tiles it held, and the run ends complete with the files of the
 // uninterrupted run and every tile once (no journal left, nothing to resume).
 TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   const auto output = dir_->path() / "continued";
@@ -170,7 +203,7 @@ TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   EXPECT_TRUE(contains(ended.err, "rank 1 was killed by signal 9")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "rank 0: rank 1 on ")) << ended.err;
-  EXPECT_TRUE(contains(ended.err, "which rank 0 does again")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "which the live ranks do again")) << ended.err;
   EXPECT_FALSE(contains(ended.err, "frame #")) << ended.err;
   EXPECT_TRUE(contains(ended.out, "rank 2: done")) << ended.out;
   EXPECT_FALSE(fs::exists(output / ".mgpr-journal")) << "a complete run leaves no journal";
@@ -178,7 +211,7 @@ TEST_F(PeerLoss, UnderContinueALostRankIsDoneWithoutAndTheRunEndsComplete) {
   const auto report = run_command({MGPR_LOGS, "--log-dir", logs.string(), "--no-slurm", "7"});
   EXPECT_TRUE(contains(report.out, "lost ranks (1):")) << report.out << report.err;
   EXPECT_TRUE(contains(report.out, "s into the loop: rank 1 on ")) << report.out;
-  EXPECT_TRUE(contains(report.out, "done again by rank 0: field.tif tile at x ")) << report.out;
+  EXPECT_TRUE(contains(report.out, "done again by the live ranks: field.tif tile at x ")) << report.out;
   expect_the_uninterrupted_files(output);
 }
 
@@ -202,6 +235,48 @@ TEST_F(PeerLoss, UnderContinueARankStoppedPastPeerTimeoutIsFencedAndTheRunEndsCo
   EXPECT_TRUE(contains(ended.err, "rank 1: rank 0 went on without this rank")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "the others go on without it (on_rank_loss=continue)")) << ended.err;
   expect_the_uninterrupted_files(output);
+}
+
+// on_rank_loss=continue, 3 ranks: the rank that reads the damaged block is lost; its
+// tiles are handed again one at a time, so the rank the damaged tile goes to is lost for
+// it alone; lost twice, the tile is skipped and named rather than handed to a third (nor
+// to rank 0), and the run finishes without it: exit 1, "finished with 1 tile(s)
+// skipped", every other tile's results the uninterrupted run's, the journal kept for a
+// rerun to do only that tile.
+TEST_F(PeerLoss, UnderContinueATileLostWithTwoRanksIsSkippedAndNamedAndTheRunFinishes) {
+  const auto copy = poisoned_copy();
+  const auto output = dir_->path() / "poisoned";
+  auto argv = std::vector<std::string>{MGPR_BINARY,
+                                       copy.string(),
+                                       "task=detect",
+                                       "model=" + model().string(),
+                                       "tile_size=64",
+                                       "overlap=16",
+                                       "batch_size=2",
+                                       "accelerator=cpu",
+                                       "threads=1",
+                                       "workers=1",
+                                       "output_dir=" + output.string(),
+                                       "gpus=3",
+                                       "on_rank_loss=continue"};
+  const auto ended =
+      Process(argv, {{"GDAL_VRT_ENABLE_PYTHON", "YES"}}, dir_->path(), "poisoned").wait(std::chrono::seconds(240));
+  EXPECT_EQ(ended.code, 1) << ended.out << ended.err;
+  EXPECT_TRUE(contains(ended.err, "rank 1 was killed by signal 6")) << ended.err;
+  EXPECT_TRUE(contains(ended.err, "rank 2 was killed by signal 6")) << ended.err;
+  EXPECT_TRUE(contains(ended.err,
+                       "poison.vrt tile at x 192, y 48 was being done by 2 ranks when each was lost; it is "
+                       "skipped"))
+      << ended.err;
+  EXPECT_TRUE(contains(ended.out, "# finished with 1 tile(s) skipped")) << ended.out;
+  EXPECT_TRUE(contains(ended.out, "#   poison.vrt tile at x 192, y 48")) << ended.out;
+  EXPECT_TRUE(fs::exists(output / ".mgpr-journal")) << "the skipped tile is left for a rerun";
+  // The tile holds no object: every result is the uninterrupted run's.
+  auto csv = read_text(output / "poison_detections.csv");
+  for (auto at = csv.find("poison.vrt"); at != std::string::npos; at = csv.find("poison.vrt", at)) {
+    csv.replace(at, std::string("poison.vrt").size(), "field.tif");
+  }
+  EXPECT_EQ(csv, read_text(dir_->path() / "uninterrupted" / "field_detections.csv"));
 }
 
 // Rank 0 holds the store and the writer: losing it ends the run under continue too.

@@ -69,6 +69,25 @@ TEST(TileFeed, DynamicFeedsSharingACounterSplitEveryTileOnce) {
   EXPECT_EQ(drain(make_dynamic_feed(tiles, *communicator, "run-b"), 2), ids(tiles));
 }
 
+// Rank 0 marks the counter when it hands a lost rank's tile again: a claim after the mark
+// tells the rank once, and the mark changes none of the tiles claimed (every tile once).
+TEST(TileFeed, AHandedMarkOnTheCounterIsSeenOnceAtTheNextClaimAndLeasesStayWhole) {
+  const auto tiles = tile_image(1, 4000, 4000, 512, 0);
+  const auto communicator = make_local_communicator();
+  int told = 0;
+  const auto feed = make_dynamic_feed(tiles, *communicator, "run", nullptr, [&told] { ++told; });
+  std::vector<TileId> claimed{feed()->id};
+  EXPECT_EQ(told, 0);
+  communicator->add("run", kHandedMark);
+  while (const auto tile = feed()) {
+    claimed.push_back(tile->id);
+    if (claimed.size() == 20) communicator->add("run", kHandedMark);
+  }
+  EXPECT_EQ(told, 2) << "once after each mark";
+  std::sort(claimed.begin(), claimed.end());
+  EXPECT_EQ(claimed, ids(tiles));
+}
+
 // Leases are a share of what is unclaimed: long early (at most kLongestLease), a tile at
 // the end, so the ranks finish together.
 TEST(TileFeed, LeasesAreGuidedFromLongToOneTile) {
