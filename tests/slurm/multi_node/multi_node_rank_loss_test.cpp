@@ -1,0 +1,116 @@
+// on_rank_loss=continue across two hosts, for real: rank 2 on node2 SIGKILLed while the
+// tiles run; the plugin names it and leaves the step running, the other ranks finish the
+// run without it, and the job, submitted by mgpr-submit, ends COMPLETED with the output of
+// an undisturbed run, every tile once.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "job_state.hpp"
+#include "slurm/multi_node/multi_node_support.hpp"
+#include "support/known_squares.hpp"
+
+namespace {
+
+using mgpr::run_command;
+using mgpr::test::contains;
+using mgpr::test::read_file;
+using namespace mgpr::test::multi_node;
+using Rows = std::vector<std::map<std::string, std::string>>;
+
+std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
+  return {"use_fake_data=true",
+          "dummy_dataset_count=" + std::to_string(tiles),
+          "dummy_dataset_delay=" + std::to_string(delay),
+          "tile_size=64",
+          "batch_size=1",
+          "output_dir=" + out.string()};
+}
+
+mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
+  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  return run_command(argv);
+}
+
+std::string tile_of(const std::map<std::string, std::string>& row) {
+  return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
+}
+
+TEST(MultiNode, UnderContinueARankKilledOnTheSecondHostIsDoneWithoutAndTheJobCompletes) {
+  constexpr int kTiles = 320;  // about 20 s at 16 tiles/s
+  const auto dir = scratch("rank-loss-continue");
+  const auto logs = dir / "logs";
+  const auto out = dir / "out";
+  fs::create_directories(logs);
+  const auto reference = submit_two_by_two({"--wait", "--log-dir", logs.string()}, fake_run(kTiles, 0, dir / "ref"));
+  ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
+
+  // The job runs this in place of mgpr: rank 2 (node2) is killed once the run has
+  // journaled 40 tiles, so it holds a lease of tiles mid-run.
+  const auto mgpr_path = (fs::path(MGPR_SUBMIT).parent_path() / "mgpr").string();
+  const auto wrapper = dir / "mgpr-rank-2-killed";
+  std::ofstream(wrapper) << "#!/bin/bash\n"
+                         << "if [ \"$RANK\" = 2 ]; then\n"
+                         << "  (while [ \"$(find '" << out.string()
+                         << "/.mgpr-journal' -name '*.tiles' -exec cat {} + 2>/dev/null | wc -l)\" -lt 40 ]; do\n"
+                         << "    sleep 0.1\n"
+                         << "  done\n"
+                         << "  kill -9 $$) &\n"
+                         << "fi\n"
+                         << "exec " << mgpr_path << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  auto keys = fake_run(kTiles, 0.5, out);
+  keys.insert(keys.end(), {"on_rank_loss=continue", "peer_timeout=10"});
+  const auto rendered = submit_two_by_two({"--dry-run", "--log-dir", logs.string()}, keys);
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  std::string script = rendered.out;
+  const auto at = script.find(mgpr_path + " --config");
+  ASSERT_NE(at, std::string::npos) << script;
+  script.replace(at, mgpr_path.size(), wrapper.string());
+  std::ofstream(dir / "job.sbatch") << script;
+
+  const auto submitted = run_command({"sbatch", "--parsable", (dir / "job.sbatch").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const auto job_id = job_id_of(submitted);
+  const mgpr::JobLogLayout layout{logs, job_id};
+  std::optional<mgpr::launcher::JobState> state;
+  const bool ended = mgpr::test::eventually(180, [&] {
+    state = mgpr::launcher::query_job_state(job_id);
+    return state && state->finished();
+  });
+  if (!ended) run_command({"scancel", job_id});
+  ASSERT_TRUE(ended) << read_file(layout.stderr_log());
+  const auto stderr_text = read_file(layout.stderr_log());
+  EXPECT_EQ(state->state, "COMPLETED") << stderr_text;
+  EXPECT_EQ(state->exit_code, 0) << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "rank 2 of step " + job_id + ".0 on node2 was killed by signal 9 (SIGKILL"))
+      << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "not ending the step (--mgpr-on-rank-loss=continue): the run goes on without it"))
+      << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "rank 0 exited with 0, the run's status")) << stderr_text;
+  EXPECT_TRUE(contains(read_file(layout.diagnoses()), "on node2 was killed by signal 9"))
+      << read_file(layout.diagnoses());
+  EXPECT_FALSE(fs::exists(layout.step_endings())) << read_file(layout.step_endings());
+
+  // The undisturbed run's classification of every tile, each once.
+  const auto expected = mgpr::test::read_csv_rows(dir / "ref" / "fake_tiles.csv");
+  const auto got = mgpr::test::read_csv_rows(out / "fake_tiles.csv");
+  ASSERT_EQ(got.size(), expected.size());
+  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
+  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
+  std::set<std::string> seen;
+  for (const auto& row : got) {
+    const auto tile = tile_of(row);
+    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
+    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
+    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
+    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kTiles));
+}
+
+}  // namespace
