@@ -45,7 +45,8 @@ void PeerWatch::record_loss(const std::vector<int>& ranks, const std::string& wh
       lost_count_ = static_cast<int>(lost_ranks_.size());
     }
     if (newly_lost.empty()) return;
-    std::fprintf(stderr, "mgpr: rank 0: %s; the run goes on without it (on_rank_loss=continue)\n", why.c_str());
+    std::fprintf(stderr, "mgpr: rank 0: %s; the run goes on without %s (on_rank_loss=continue)\n", why.c_str(),
+                 newly_lost.size() == 1 ? "it" : "them");
     std::fflush(stderr);
     // What a rank stopped, not ended, reads when it wakes (beat()).
     for (const int r : newly_lost) {

@@ -111,9 +111,10 @@ std::string ranks_ended_message(const std::vector<std::pair<int, std::string>>& 
 std::string ranks_silent_message(const std::vector<std::pair<int, std::string>>& lost, std::chrono::seconds timeout) {
   const bool one = lost.size() == 1;
   return fmt::format(
-      "{} showed no sign of life for {} s in the middle of the run: {} hung, was stopped (SIGSTOP, a frozen node), "
-      "was killed or lost {} network; see {} log, and raise peer_timeout if ranks may pause this long",
-      ranks_on_hosts(lost), timeout.count(), one ? "it" : "they", one ? "its" : "their", one ? "its" : "their");
+      "{} showed no sign of life for {} s in the middle of the run: {} hung, {} stopped (SIGSTOP, a frozen node), "
+      "{} killed or lost {} network; see {} log, and raise peer_timeout if ranks may pause this long",
+      ranks_on_hosts(lost), timeout.count(), one ? "it" : "they", one ? "was" : "were", one ? "was" : "were",
+      one ? "its" : "their", one ? "its" : "their");
 }
 
 std::string rank0_stopped_answering_message(const std::string& rank0_host, int rank, const std::string& cause) {

@@ -82,9 +82,10 @@ GeoTransform raster_transform(const RasterDescription& raster) { return raster.g
 
 std::string tile_name(const OutputPlan& plan, const Tile& tile) {
   const auto image = static_cast<std::size_t>(tile.id.image);
-  const auto raster = image < plan.rasters.size() ? std::filesystem::path(plan.rasters[image].path).filename().string()
-                                                  : fmt::format("raster {}", tile.id.image);
-  return fmt::format("{} tile at x {}, y {}", raster, tile.window.x, tile.window.y);
+  // Fake data's tiles are each a whole image of their own, told apart by their row.
+  if (image >= plan.rasters.size()) return fmt::format("fake tile {}", tile.id.row);
+  return fmt::format("{} tile at x {}, y {}", std::filesystem::path(plan.rasters[image].path).filename().string(),
+                     tile.window.x, tile.window.y);
 }
 
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {

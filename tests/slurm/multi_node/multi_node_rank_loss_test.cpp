@@ -1,13 +1,20 @@
 // on_rank_loss=continue across two hosts, for real: rank 2 on node2 SIGKILLed while the
 // tiles run; the plugin names it and leaves the step running, the other ranks finish the
 // run without it, and the job, submitted by mgpr-submit, ends COMPLETED with the output of
-// an undisturbed run, every tile once.
+// an undisturbed run, every tile once. And a whole host lost: its link taken down, then
+// its processes killed, so that it goes silent rather than refusing; the ranks of the
+// other host finish the run with the undisturbed results.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "job_state.hpp"
+#include "mgpr/log_layout.hpp"
 #include "slurm/multi_node/multi_node_support.hpp"
 #include "support/known_squares.hpp"
 
@@ -37,6 +44,36 @@ mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, c
 
 std::string tile_of(const std::map<std::string, std::string>& row) {
   return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
+}
+
+// The undisturbed run's classification of every tile, each once.
+void expect_every_tile_once_as(const fs::path& reference, const fs::path& output, int tiles) {
+  const auto expected = mgpr::test::read_csv_rows(reference / "fake_tiles.csv");
+  const auto got = mgpr::test::read_csv_rows(output / "fake_tiles.csv");
+  ASSERT_EQ(got.size(), expected.size());
+  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
+  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
+  std::set<std::string> seen;
+  for (const auto& row : got) {
+    const auto tile = tile_of(row);
+    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
+    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
+    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
+    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(tiles));
+}
+
+// Complete journal lines of every rank, summed.
+int journaled_tiles(const fs::path& output) {
+  int lines = 0;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal", error)) {
+    if (entry.path().extension() != ".tiles") continue;
+    const auto text = read_file(entry.path());
+    lines += static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  return lines;
 }
 
 TEST(MultiNode, UnderContinueARankKilledOnTheSecondHostIsDoneWithoutAndTheJobCompletes) {
@@ -95,22 +132,80 @@ TEST(MultiNode, UnderContinueARankKilledOnTheSecondHostIsDoneWithoutAndTheJobCom
   EXPECT_TRUE(contains(read_file(layout.diagnoses()), "on node2 was killed by signal 9"))
       << read_file(layout.diagnoses());
   EXPECT_FALSE(fs::exists(layout.step_endings())) << read_file(layout.step_endings());
+  // Rank 0's summary records the loss and names the tiles the live ranks did again.
+  const auto rank0 = rank_summaries(logs, job_id, 1).front();
+  ASSERT_EQ(rank0.lost_ranks.size(), 1U) << read_file(layout.rank_summary(0));
+  EXPECT_EQ(rank0.lost_ranks.front().rank, 2);
+  EXPECT_EQ(rank0.lost_ranks.front().host, "node2");
+  EXPECT_TRUE(rank0.lost_ranks.front().done_again);
+  ASSERT_FALSE(rank0.lost_ranks.front().tiles.empty()) << "at least one tile handed again, named";
+  EXPECT_TRUE(contains(rank0.lost_ranks.front().tiles.front(), "fake tile ")) << rank0.lost_ranks.front().tiles.front();
 
-  // The undisturbed run's classification of every tile, each once.
-  const auto expected = mgpr::test::read_csv_rows(dir / "ref" / "fake_tiles.csv");
-  const auto got = mgpr::test::read_csv_rows(out / "fake_tiles.csv");
-  ASSERT_EQ(got.size(), expected.size());
-  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
-  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
-  std::set<std::string> seen;
-  for (const auto& row : got) {
-    const auto tile = tile_of(row);
-    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
-    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
-    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
-    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
+  expect_every_tile_once_as(dir / "ref", out, kTiles);
+}
+
+// node8 of a job on node7 and node8 goes silent mid-run: its link is taken down, then
+// every process of it but slurmd is SIGKILLed (slurmd, unreachable, is silent too, and
+// is left to serve the cluster again once the link is back). Rank 0 hears nothing more
+// from ranks 2 and 3, names them lost within peer_timeout, and ranks 0 and 1 finish the
+// run with the undisturbed results, every tile once; rank 0 exits 0, which the plugin
+// records for the job script. Slurm itself ends the step only once it declares the node
+// down (SlurmdTimeout): the test heals the link and cancels the job instead of waiting.
+TEST(MultiNode, UnderContinueAHostGoneSilentIsDoneWithoutAndTheOtherHostFinishes) {
+  constexpr int kTiles = 320;
+  const auto dir = scratch("host-loss-continue");
+  const auto logs = dir / "logs";
+  const auto out = dir / "out";
+  fs::create_directories(logs);
+  const auto reference = submit_two_by_two({"--wait", "--log-dir", logs.string()}, fake_run(kTiles, 0, dir / "ref"));
+  ASSERT_EQ(reference.exit_code, 0) << reference.out << reference.err;
+
+  auto keys = fake_run(kTiles, 0.5, out);
+  keys.insert(keys.end(), {"on_rank_loss=continue", "peer_timeout=5"});
+  const auto rendered = submit_two_by_two({"--dry-run", "--log-dir", logs.string()}, keys);
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  // The last two hosts, which only the scale test uses besides: a host that does not come
+  // back leaves the others' tests alone.
+  std::string script = rendered.out;
+  const auto nodes = script.find("#SBATCH --nodes=2\n");
+  ASSERT_NE(nodes, std::string::npos) << script;
+  script.insert(nodes, "#SBATCH --nodelist=node7,node8\n");
+  EXPECT_TRUE(contains(script, "#SBATCH --no-kill")) << script;
+  std::ofstream(dir / "job.sbatch") << script;
+  const auto submitted = run_command({"sbatch", "--parsable", (dir / "job.sbatch").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const auto job_id = job_id_of(submitted);
+  const mgpr::JobLogLayout layout{logs, job_id};
+
+  ASSERT_TRUE(mgpr::test::eventually(120, [&] { return journaled_tiles(out) >= 40; }))
+      << read_file(layout.stderr_log());
+  ASSERT_EQ(local_slurm("exec", {"node8", "ip", "link", "set", "eth0", "down"}).exit_code, 0);
+  std::istringstream processes(local_slurm("processes").out);
+  int killed = 0;
+  for (std::string node, pid, name; processes >> node >> pid >> name;) {
+    if (node != "node8" || name == "slurmd") continue;
+    killed += ::kill(std::stoi(pid), SIGKILL) == 0 ? 1 : 0;
   }
-  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kTiles));
+  EXPECT_GE(killed, 2) << "the ranks of node8, at least";
+
+  // Rank 0's exit status, recorded by the plugin on node7, says the survivors finished.
+  const auto rank_zero_exit = logs / job_id / mgpr::kRankZeroExitFile;
+  const bool finished =
+      mgpr::test::eventually(180, [&] { return fs::exists(rank_zero_exit) && !read_file(rank_zero_exit).empty(); });
+  const auto stderr_text = read_file(layout.stderr_log());
+  local_slurm("exec", {"node8", "ip", "link", "set", "eth0", "up"});
+  run_command({"scancel", job_id});
+  mgpr::test::eventually(60, [&] {
+    const auto state = mgpr::launcher::query_job_state(job_id);
+    return state && state->finished();
+  });
+  run_command({"scontrol", "update", "NodeName=node8", "State=RESUME"});
+  ASSERT_TRUE(finished) << stderr_text;
+  EXPECT_TRUE(contains(read_file(rank_zero_exit), " 0 ")) << read_file(rank_zero_exit);
+  EXPECT_TRUE(contains(stderr_text, "ranks 2-3 on node8 showed no sign of life for 5 s")) << stderr_text;
+  EXPECT_TRUE(contains(stderr_text, "the run goes on without them")) << stderr_text;
+  EXPECT_FALSE(fs::exists(out / ".mgpr-journal")) << "a complete run leaves no journal";
+  expect_every_tile_once_as(dir / "ref", out, kTiles);
 }
 
 }  // namespace
