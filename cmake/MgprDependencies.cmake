@@ -118,6 +118,28 @@ if(TARGET GDAL::GDAL)
   find_package(SQLite3 REQUIRED)
 endif()
 
+# Arrow C++ and Parquet for the GeoParquet writer (output_format=parquet), from the
+# pyarrow wheel (scripts/fetch-arrow): optional, and only beside GDAL, which gives the
+# CRS as PROJJSON. Without it, output_format=parquet is refused before any tile.
+set(MGPR_ARROW_DIR "" CACHE PATH "A pyarrow wheel's pyarrow/ folder (scripts/fetch-arrow): Arrow C++ and Parquet")
+set(MGPR_HAVE_ARROW OFF)
+if(MGPR_ARROW_DIR AND TARGET GDAL::GDAL)
+  file(GLOB _arrow_lib "${MGPR_ARROW_DIR}/libarrow.so.[0-9]*")
+  file(GLOB _parquet_lib "${MGPR_ARROW_DIR}/libparquet.so.[0-9]*")
+  list(FILTER _arrow_lib EXCLUDE REGEX "\\.so\\.[0-9]+\\.")
+  list(FILTER _parquet_lib EXCLUDE REGEX "\\.so\\.[0-9]+\\.")
+  if(NOT _arrow_lib OR NOT _parquet_lib OR NOT EXISTS "${MGPR_ARROW_DIR}/include/parquet/arrow/writer.h")
+    message(FATAL_ERROR "mgpr: MGPR_ARROW_DIR=${MGPR_ARROW_DIR} has no libarrow.so.N, libparquet.so.N or "
+                        "include/parquet/arrow/writer.h: give the pyarrow/ folder scripts/fetch-arrow prints")
+  endif()
+  add_library(mgpr_arrow INTERFACE)
+  target_include_directories(mgpr_arrow SYSTEM INTERFACE "${MGPR_ARROW_DIR}/include")
+  target_link_libraries(mgpr_arrow INTERFACE ${_parquet_lib} ${_arrow_lib})
+  target_link_options(mgpr_arrow INTERFACE "LINKER:-rpath,${MGPR_ARROW_DIR}")
+  set(MGPR_HAVE_ARROW ON)
+  message(STATUS "mgpr: Arrow C++ and Parquet from ${MGPR_ARROW_DIR} (${_parquet_lib})")
+endif()
+
 set(MGPR_HAVE_NCCL OFF)
 # A CPU-only LibTorch (MGPR_LIBTORCH_CPU_DIR) has no CUDA side for NCCL to work with.
 if(MGPR_WITH_TORCH AND MGPR_WITH_NCCL AND NOT MGPR_LIBTORCH_CPU_DIR)

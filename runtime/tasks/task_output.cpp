@@ -12,6 +12,8 @@
 #include "mgpr/error.hpp"
 #include "mgpr/log_layout.hpp"
 #include "tasks/task_factories.hpp"
+#include "writers/geoparquet_writer.hpp"
+#include "writers/vector_formats.hpp"
 
 namespace mgpr::runtime {
 
@@ -89,6 +91,13 @@ std::string tile_name(const OutputPlan& plan, const Tile& tile) {
 }
 
 OutputPlan plan_outputs(const TaskOptions& options, const TileSource& source) {
+  // Refused before any tile, not when the first raster's results are written.
+  if (vector_format(options.format).writer == VectorWriterKind::kGeoParquet && !output::geoparquet_available() &&
+      !source.rasters().empty()) {
+    throw UsageError(
+        "output_format=parquet: this build of mgpr has no GeoParquet writer (Arrow); build it with scripts/build, "
+        "which fetches Arrow (scripts/fetch-arrow), or choose output_format=gpkg");
+  }
   OutputPlan plan{options, source.rasters(), source.tiles(), source.tile_size(), {}, OutputLayout::kPerRaster};
   const auto many = plan.rasters.size() > static_cast<std::size_t>(kPerRasterOutputsUpTo);
   if (options.layout == OutputLayout::kRun || (options.layout == OutputLayout::kAuto && many)) {

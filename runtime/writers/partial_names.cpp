@@ -45,11 +45,16 @@ std::vector<std::filesystem::path> remove_stale_partials(const std::filesystem::
   std::error_code error;
   for (std::filesystem::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
     std::error_code status_error;
-    if (!std::filesystem::is_regular_file(entry->symlink_status(status_error)) || status_error) continue;
+    const auto status = entry->symlink_status(status_error);
+    // A dataset written as a folder (GeoParquet's) is one too; a link is neither.
+    const bool is_folder = std::filesystem::is_directory(status);
+    if ((!std::filesystem::is_regular_file(status) && !is_folder) || status_error) continue;
     const auto pid = writer_of(entry->path().filename().string(), marker);
     if (pid == 0 || runs(pid)) continue;
     std::error_code remove_error;
-    if (std::filesystem::remove(entry->path(), remove_error)) removed.push_back(entry->path());
+    const bool gone = is_folder ? std::filesystem::remove_all(entry->path(), remove_error) > 0
+                                : std::filesystem::remove(entry->path(), remove_error);
+    if (gone && !remove_error) removed.push_back(entry->path());
   }
   return removed;
 }

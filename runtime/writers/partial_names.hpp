@@ -14,8 +14,9 @@ namespace mgpr::runtime::output {
 std::filesystem::path partial_path(const std::filesystem::path& target);
 
 // Removes from `folder` (not below it) the temporary files a process of this host left
-// that no longer runs; files of other hosts, of live processes, and anything that is not
-// a regular file (a link is never followed or removed) stay. Returns those removed.
+// that no longer runs (a dataset folder with all it holds); files of other hosts, of live
+// processes, and anything that is not a regular file or a folder (a link is never
+// followed or removed) stay. Returns those removed.
 std::vector<std::filesystem::path> remove_stale_partials(const std::filesystem::path& folder);
 
 }  // namespace mgpr::runtime::output

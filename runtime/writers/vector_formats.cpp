@@ -27,7 +27,7 @@ constexpr std::array<CreationOption, 3> kCsvLayerOptions{
 constexpr int kDbaseTextWidth = 254;
 
 // In OutputFormat's order (checked below).
-constexpr std::array<VectorFormat, 5> kFormats{{
+constexpr std::array<VectorFormat, 6> kFormats{{
     {.format = OutputFormat::kGeoPackage,
      .name = "gpkg",
      .writer = VectorWriterKind::kGdal,
@@ -94,6 +94,23 @@ constexpr std::array<VectorFormat, 5> kFormats{{
      .layer_options = kCsvLayerOptions,
      .many_layers = false,
      .replaces_table = true,
+     .field_name_limit = 0,
+     .text_width = 0,
+     .undefined_crs = UndefinedCrs::kNone,
+     .geometry_index = GeometryIndex::kNone},
+    // A folder of parts of one layer, one schema (geoparquet_writer.hpp), so that the
+    // folder reads as one table; each row group packed in spatial order, with its
+    // covering box column: no index beside it.
+    {.format = OutputFormat::kGeoParquet,
+     .name = "parquet",
+     .writer = VectorWriterKind::kGeoParquet,
+     .driver = "GeoParquet",
+     .extension = ".parquet",
+     .sidecars = {},
+     .dataset_options = {},
+     .layer_options = {},
+     .many_layers = false,
+     .replaces_table = false,
      .field_name_limit = 0,
      .text_width = 0,
      .undefined_crs = UndefinedCrs::kNone,

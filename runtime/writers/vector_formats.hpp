@@ -16,10 +16,11 @@
 
 namespace mgpr::runtime {
 
-// The writer that turns records into a format's files. One, for now: GDAL's vector
-// drivers (vector_layer.cpp). A format GDAL writes too slowly or not at all gets a writer
-// of the project's own and its kind here, and VectorFileWriter hands its rows to it.
-enum class VectorWriterKind { kGdal };
+// The writer that turns records into a format's files: GDAL's vector drivers
+// (vector_layer.cpp), or, for a format GDAL writes too slowly or not at all, one of the
+// project's own, to which VectorFileWriter hands its rows: GeoParquet's with Arrow
+// (geoparquet_writer.hpp; Debian's GDAL 3.6 has no Parquet driver).
+enum class VectorWriterKind { kGdal, kGeoParquet };
 
 // What a layer without a CRS (its coordinates are pixels) is written with.
 enum class UndefinedCrs {
@@ -46,7 +47,7 @@ struct VectorFormat {
   OutputFormat format = OutputFormat::kGeoPackage;
   std::string_view name;  // the value of output_format= (kOutputFormatNames)
   VectorWriterKind writer = VectorWriterKind::kGdal;
-  std::string_view driver;                     // GDAL's name of the format
+  std::string_view driver;                     // GDAL's name of the format (or the writer's, in messages)
   std::string_view extension;                  // of the file, with its dot
   std::span<const std::string_view> sidecars;  // files written beside the main one, by extension
   std::span<const CreationOption> dataset_options;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "writers/gdal_write.hpp"
+#include "writers/geoparquet_writer.hpp"
 #include "writers/gpkg_rtree.hpp"
 #include "writers/vector_output.hpp"
 
@@ -69,9 +70,6 @@ const VectorFormat& format_of(const std::filesystem::path& file, std::span<const
   const auto format = vector_format_of(file);
   if (!format) throw std::invalid_argument(fmt::format("'{}': no vector format has this extension", file.string()));
   const auto& row = vector_format(*format);
-  if (row.writer != VectorWriterKind::kGdal) {
-    throw std::logic_error(fmt::format("'{}': {} is not written by GDAL's vector writer", file.string(), row.name));
-  }
   if (!row.many_layers && layers.size() != 1) {
     throw std::invalid_argument(
         fmt::format("'{}': {} holds one layer per file, not {}", file.string(), row.driver, layers.size()));
@@ -166,11 +164,19 @@ struct VectorFileWriter::Open {
   bool transactions = false;
   bool in_transaction = false;
   std::int64_t uncommitted = 0;
+  // A format of the project's own writer: GDAL's members above stay unused.
+  std::unique_ptr<output::GeoParquetDataset> geoparquet;
 };
 
 VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
   const auto& format = format_of(file, layers);
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
+  if (format.writer == VectorWriterKind::kGeoParquet) {
+    open_ = std::make_unique<Open>(file, format);
+    open_->geoparquet = std::make_unique<output::GeoParquetDataset>(file, layers);
+    for (const auto& layer : layers) open_->fields.emplace_back(layer.fields.begin(), layer.fields.end());
+    return;
+  }
   if (format.geometry_index == GeometryIndex::kGpkgRtree) index_features_as_they_come();
   open_ = std::make_unique<Open>(file, format);
   auto& driver = output::driver(std::string(format.driver).c_str(), file);
@@ -210,6 +216,10 @@ void VectorFileWriter::append(std::size_t layer, std::span<const Record> records
   if (!open_) throw std::logic_error("records appended to a vector file already committed");
   auto& state = *open_;
   check_values(state.file, state.fields.at(layer), records);
+  if (state.geoparquet) {
+    state.geoparquet->append(layer, records);
+    return;
+  }
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
   for (const auto& record : records) {
     if (state.transactions && !state.in_transaction) {
@@ -243,6 +253,11 @@ void VectorFileWriter::commit() {
   if (!open_) throw std::logic_error("a vector file committed twice");
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
   auto& state = *open_;
+  if (state.geoparquet) {
+    state.geoparquet->commit();
+    open_.reset();
+    return;
+  }
   // The spatial indexes' last nodes and triggers, in the last transaction.
   for (auto& index : state.indexes) {
     if (!index) continue;

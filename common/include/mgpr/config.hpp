@@ -84,7 +84,7 @@ struct RunConfig {
   // One result file per raster ("per_raster"), one for the whole run ("run"), or "auto":
   // per raster for up to kPerRasterOutputsUpTo rasters, the run's above.
   std::string outputs = "auto";
-  // The vector results' format (gpkg, fgb, geojson, shp, csv: its file extension).
+  // The vector results' format (gpkg, fgb, geojson, shp, csv, parquet: its file extension; parquet a folder).
   std::string output_format = "gpkg";
   bool resume = true;  // skip tiles a previous, interrupted run of the same job finished
   // Outputs and reporting

@@ -23,7 +23,7 @@ enum class JitExecutor { kAuto, kSimple, kProfiling, kProfilingNoFuser };
 // outputs=: result files per raster, one set for the run, or by the raster count.
 enum class OutputLayout { kAuto, kPerRaster, kRun };
 // output_format=: the format of the vector results (docs/outputs.md).
-enum class OutputFormat { kGeoPackage, kFlatGeobuf, kGeoJson, kShapefile, kCsv };
+enum class OutputFormat { kGeoPackage, kFlatGeobuf, kGeoJson, kShapefile, kCsv, kGeoParquet };
 // outputs=auto writes per-raster files up to this many rasters, the run's above.
 inline constexpr int kPerRasterOutputsUpTo = 8;
 
@@ -36,7 +36,7 @@ inline constexpr std::array<std::string_view, 4> kPrecisionNames{"auto", "fp32",
 inline constexpr std::array<std::string_view, 4> kJitExecutorNames{"auto", "simple", "profiling", "profiling_no_fuser"};
 inline constexpr std::array<std::string_view, 3> kOutputLayoutNames{"auto", "per_raster", "run"};
 // The formats' file extensions, without the dot.
-inline constexpr std::array<std::string_view, 5> kOutputFormatNames{"gpkg", "fgb", "geojson", "shp", "csv"};
+inline constexpr std::array<std::string_view, 6> kOutputFormatNames{"gpkg", "fgb", "geojson", "shp", "csv", "parquet"};
 // resampling=: GDAL's resampling methods on read; auto picks average when a raster is
 // coarsened to the model's gsd and bilinear when it is refined.
 inline constexpr std::array<std::string_view, 8> kResamplingNames{"auto",        "nearest", "bilinear", "cubic",

@@ -58,7 +58,7 @@ TEST_F(MgprCli, AnOutputFormatMgprDoesNotWriteIsRefusedByName) {
   EXPECT_NE(result.exit_code, 0);
   EXPECT_TRUE(contains(result.err, "output_format")) << result.err;
   EXPECT_TRUE(contains(result.err, "kml")) << result.err;
-  EXPECT_TRUE(contains(result.err, "gpkg, fgb, geojson, shp, csv")) << result.err;
+  EXPECT_TRUE(contains(result.err, "gpkg, fgb, geojson, shp, csv, parquet")) << result.err;
 }
 
 }  // namespace

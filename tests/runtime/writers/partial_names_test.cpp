@@ -54,18 +54,24 @@ TEST(PartialNames, OnlyWhatADeadProcessOfThisHostLeftIsRemoved) {
   // A link named like a stale file is neither followed nor removed, nor what it points to.
   const auto target = touch(folder / "precious.txt");
   fs::create_symlink(target, folder / (".e.tif.partial-" + host + "-" + dead + ".tif"));
-  fs::create_directory(folder / (".f.partial-" + host + "-" + dead));
+  // A dataset written as a folder (GeoParquet's) by a dead process goes with all it holds;
+  // a live one's stays.
+  const auto stale_dataset = folder / (".f.parquet.partial-" + host + "-" + dead + ".parquet");
+  fs::create_directory(stale_dataset);
+  touch(stale_dataset / "detections-0000.parquet");
+  const auto live_dataset = output::partial_path(folder / "g.parquet");
+  fs::create_directory(live_dataset);
 
   auto removed = output::remove_stale_partials(folder);
   std::sort(removed.begin(), removed.end());
-  std::vector<fs::path> expected{stale, stale_sidecar, stale_table};
+  std::vector<fs::path> expected{stale, stale_sidecar, stale_table, stale_dataset};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(removed, expected);
   for (const auto& file : expected) EXPECT_FALSE(fs::exists(file)) << file;
   for (const auto& file : kept) EXPECT_TRUE(fs::exists(file)) << file;
   EXPECT_TRUE(fs::is_symlink(folder / (".e.tif.partial-" + host + "-" + dead + ".tif")));
   EXPECT_TRUE(fs::exists(target));
-  EXPECT_TRUE(fs::is_directory(folder / (".f.partial-" + host + "-" + dead)));
+  EXPECT_TRUE(fs::is_directory(live_dataset));
   EXPECT_TRUE(output::remove_stale_partials(folder / "missing").empty());
 }
 

@@ -81,10 +81,21 @@ TEST(VectorFormatRows, EveryOutputFormatHasExactlyOneRowInTheEnumsOrderUnderItsN
   }
 }
 
+// The rows GDAL writes: every one but GeoParquet's, which Debian's GDAL 3.6 has no driver
+// for (geoparquet_test.cpp reads it back with Arrow instead).
+std::vector<VectorFormat> gdal_rows() {
+  std::vector<VectorFormat> rows;
+  for (const auto& row : vector_formats()) {
+    if (row.writer == VectorWriterKind::kGdal) rows.push_back(row);
+  }
+  return rows;
+}
+
 TEST(VectorFormatRows, GdalWritesEveryFormatWithADriverItHas) {
   GDALAllRegister();
-  for (const auto& row : vector_formats()) {
-    EXPECT_EQ(row.writer, VectorWriterKind::kGdal) << row.name;
+  EXPECT_EQ(vector_format(OutputFormat::kGeoParquet).writer, VectorWriterKind::kGeoParquet);
+  EXPECT_EQ(gdal_rows().size() + 1, vector_formats().size()) << "every other row is GDAL's";
+  for (const auto& row : gdal_rows()) {
     auto* driver = GetGDALDriverManager()->GetDriverByName(std::string(row.driver).c_str());
     ASSERT_NE(driver, nullptr) << row.driver;
     EXPECT_NE(driver->GetMetadataItem(GDAL_DCAP_VECTOR), nullptr) << row.driver;
@@ -122,6 +133,13 @@ TEST(VectorFormatRows, TheRowsSayWhatSetsEachFormatApart) {
   EXPECT_EQ(option_in(csv, "GEOMETRY"), "AS_WKT");
   EXPECT_EQ(option_in(csv, "CREATE_CSVT"), "NO");
   EXPECT_EQ(option_in(csv, "STRING_QUOTING"), "IF_NEEDED");
+
+  // A folder of one layer's parts.
+  const auto& parquet = vector_format(OutputFormat::kGeoParquet);
+  EXPECT_EQ(parquet.writer, VectorWriterKind::kGeoParquet);
+  EXPECT_FALSE(parquet.many_layers);
+  EXPECT_EQ(parquet.geometry_index, GeometryIndex::kNone);
+  EXPECT_THAT(parquet.layer_options, IsEmpty());
 
   // What only one format does, and no other.
   for (const auto& row : vector_formats()) {
@@ -200,7 +218,6 @@ TEST_P(EveryRow, HoldsManyLayersOnlyWhereItsRowSaysSo) {
   EXPECT_STREQ(dataset->GetLayer(1)->GetName(), "b");
 }
 
-INSTANTIATE_TEST_SUITE_P(VectorFormatRows, EveryRow,
-                         testing::ValuesIn(vector_formats().begin(), vector_formats().end()), test_name);
+INSTANTIATE_TEST_SUITE_P(VectorFormatRows, EveryRow, testing::ValuesIn(gdal_rows()), test_name);
 
 }  // namespace

@@ -127,7 +127,7 @@ TEST(VectorFormats, UnknownOutputFormatNamesTheKeyAndTheAcceptedValues) {
     (void)mgpr::parse_output_format("kml");
     FAIL() << "no error";
   } catch (const std::exception& error) {
-    EXPECT_STREQ(error.what(), "output_format=kml is not one of gpkg, fgb, geojson, shp, csv");
+    EXPECT_STREQ(error.what(), "output_format=kml is not one of gpkg, fgb, geojson, shp, csv, parquet");
   }
 }
 
