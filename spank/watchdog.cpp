@@ -61,7 +61,7 @@ void Watchdog::judge_exits(std::unique_lock<std::mutex>& lock) {
     judging_ = true;
     if (WIFSIGNALED(exit.wait_status)) {
       const int signal = WTERMSIG(exit.wait_status);
-      if (signal == SIGTERM || signal == SIGINT || signal == SIGHUP) told_to_stop_ = true;
+      if (is_stop_signal(signal)) told_to_stop_ = true;
     }
     ExitFacts facts{.job_id = config_.job_id,
                     .step_id = config_.step_id,

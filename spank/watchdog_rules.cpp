@@ -96,8 +96,6 @@ WatchVerdict judge(const WatchFacts& facts) {
 
 namespace {
 
-bool is_stop_signal(int signal) { return signal == SIGTERM || signal == SIGINT || signal == SIGHUP; }
-
 // "signal 9 (SIGKILL, Killed)": the number, the name a user greps for, the words.
 std::string signal_words(int signal) {
   const char* abbreviation = ::sigabbrev_np(signal);
@@ -124,6 +122,10 @@ ExitVerdict ending(const ExitFacts& facts, RankEnding why, const std::string& ho
 }
 
 }  // namespace
+
+bool is_stop_signal(int signal) {
+  return signal == SIGTERM || signal == SIGINT || signal == SIGHUP || signal == SIGUSR2;
+}
 
 ExitVerdict judge_exit(const ExitFacts& facts) {
   const int status = facts.wait_status;

@@ -69,7 +69,7 @@ struct ExitFacts {
   // step (scancel of the step, which leaves the job running), not one rank's death.
   bool step_killed_whole = false;
   // This node already saw the step told to stop: its watchdog ended it, or a rank of it
-  // ended on SIGTERM, SIGINT or SIGHUP (a step-wide signal: the SIGKILL that follows
+  // ended on SIGTERM, SIGINT, SIGHUP or SIGUSR2 (a step-wide signal: the SIGKILL that follows
   // for a rank that ignored it is part of the same stop).
   bool step_told_to_stop = false;
   // The step's memory cgroup recorded an out-of-memory kill since its tasks started;
@@ -87,11 +87,19 @@ struct ExitVerdict {
   std::string message;                      // one line, when end_step or lost
 };
 
+// Signals Slurm or the user send to every task of the step: a stop, not one rank's death.
+// SIGUSR2 is the warning before walltime (the job template's --signal=USR2@N): slurmctld
+// may send it in a job's first seconds, before a rank has its handler, which it then
+// ends; its peers got it too and stop cleanly, and the job script requeues (128 + USR2).
+// Taken for a crash, it ended the step and the job was not requeued.
+bool is_stop_signal(int signal);
+
 // A rank that ends early leaves its peers waiting in a collective, so it ends the step:
 // a non-zero exit other than kExitStopped (the clean stop before walltime), a crash
 // signal, or a kill (SIGKILL: the OOM killer, a cgroup limit, a health check, kill -9),
-// unless Slurm is ending the job or the step itself. SIGTERM, SIGINT and SIGHUP are a
-// step told to stop (scancel --signal, Ctrl-C on srun, this watchdog on another node):
+// unless Slurm is ending the job or the step itself. SIGTERM, SIGINT, SIGHUP and SIGUSR2
+// are a step told to stop (scancel --signal, Ctrl-C on srun, this watchdog on another
+// node, the warning before walltime):
 // not an early death, and the kills after them belong to the same stop.
 // Under on_rank_loss=continue such a death of a rank other than rank 0 is a loss the run
 // survives (`lost`), except a usage error, which every rank would meet: it still ends

@@ -160,6 +160,9 @@ TEST(SpankWatchdog, WhichExitsEndTheStep) {
   EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGTERM))).end_step);
   EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGINT))).end_step);
   EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGHUP))).end_step);
+  // The warning before walltime, come before the rank had its handler: its peers got it
+  // too; ending the step kept the job from being requeued.
+  EXPECT_FALSE(judge_exit(rank3_ended(killed_by(SIGUSR2))).end_step);
 }
 
 // SIGKILL is what the OOM killer, a cgroup's limit and a health check send: a rank's
