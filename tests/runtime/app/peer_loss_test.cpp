@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "mgpr/process.hpp"
+#include "support/journal_count.hpp"
 #include "support/process.hpp"
 #include "support/text_search.hpp"
 
@@ -20,18 +21,6 @@ namespace mgpr::test {
 namespace {
 
 constexpr int kTiles = 8 * 6;  // 400 x 272 in tiles of 64 overlapping by 16
-
-// Complete journal lines of every rank, summed.
-int journaled_tiles(const fs::path& output) {
-  int lines = 0;
-  std::error_code error;
-  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal", error)) {
-    if (entry.path().extension() != ".tiles") continue;
-    const auto text = read_text(entry.path());
-    lines += static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  }
-  return lines;
-}
 
 // The ranks `mgpr gpus=N` started: the launcher's children, rank 0 first.
 std::vector<pid_t> ranks_of(pid_t launcher) {
@@ -69,11 +58,13 @@ class PeerLoss : public testing::Test {
 
   static fs::path image() { return dir_->path() / "field.tif"; }
   static fs::path model() { return dir_->path() / "slow.pt"; }
+  // mgpr over `raster` (field.tif by default) into `output`, its streams named `name`.
   static std::unique_ptr<Process> run(const fs::path& output, const std::string& name,
                                       const std::vector<std::string>& more = {"gpus=2"},
-                                      const std::map<std::string, std::string>& env = {}) {
+                                      const std::map<std::string, std::string>& env = {},
+                                      const fs::path& raster = image()) {
     std::vector<std::string> argv{MGPR_BINARY,
-                                  image().string(),
+                                  raster.string(),
                                   "task=detect",
                                   "model=" + model().string(),
                                   "tile_size=64",
@@ -246,21 +237,9 @@ TEST_F(PeerLoss, UnderContinueARankStoppedPastPeerTimeoutIsFencedAndTheRunEndsCo
 TEST_F(PeerLoss, UnderContinueATileLostWithTwoRanksIsSkippedAndNamedAndTheRunFinishes) {
   const auto copy = poisoned_copy();
   const auto output = dir_->path() / "poisoned";
-  auto argv = std::vector<std::string>{MGPR_BINARY,
-                                       copy.string(),
-                                       "task=detect",
-                                       "model=" + model().string(),
-                                       "tile_size=64",
-                                       "overlap=16",
-                                       "batch_size=2",
-                                       "accelerator=cpu",
-                                       "threads=1",
-                                       "workers=1",
-                                       "output_dir=" + output.string(),
-                                       "gpus=3",
-                                       "on_rank_loss=continue"};
   const auto ended =
-      Process(argv, {{"GDAL_VRT_ENABLE_PYTHON", "YES"}}, dir_->path(), "poisoned").wait(std::chrono::seconds(240));
+      run(output, "poisoned", {"gpus=3", "on_rank_loss=continue"}, {{"GDAL_VRT_ENABLE_PYTHON", "YES"}}, copy)
+          ->wait(std::chrono::seconds(240));
   EXPECT_EQ(ended.code, 1) << ended.out << ended.err;
   EXPECT_TRUE(contains(ended.err, "rank 1 was killed by signal 6")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "rank 2 was killed by signal 6")) << ended.err;

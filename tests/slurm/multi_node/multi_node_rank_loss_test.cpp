@@ -16,64 +16,22 @@
 #include "job_state.hpp"
 #include "mgpr/log_layout.hpp"
 #include "slurm/multi_node/multi_node_support.hpp"
+#include "support/journal_count.hpp"
 #include "support/known_squares.hpp"
 
 namespace {
 
 using mgpr::run_command;
 using mgpr::test::contains;
+using mgpr::test::journaled_tiles;
 using mgpr::test::read_file;
 using namespace mgpr::test::multi_node;
-using Rows = std::vector<std::map<std::string, std::string>>;
-
-std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
-  return {"use_fake_data=true",
-          "dummy_dataset_count=" + std::to_string(tiles),
-          "dummy_dataset_delay=" + std::to_string(delay),
-          "tile_size=64",
-          "batch_size=1",
-          "output_dir=" + out.string()};
-}
-
-mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
-  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
-  argv.insert(argv.end(), options.begin(), options.end());
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  return run_command(argv);
-}
-
-std::string tile_of(const std::map<std::string, std::string>& row) {
-  return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
-}
 
 // The undisturbed run's classification of every tile, each once.
 void expect_every_tile_once_as(const fs::path& reference, const fs::path& output, int tiles) {
-  const auto expected = mgpr::test::read_csv_rows(reference / "fake_tiles.csv");
   const auto got = mgpr::test::read_csv_rows(output / "fake_tiles.csv");
-  ASSERT_EQ(got.size(), expected.size());
-  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
-  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
-  std::set<std::string> seen;
-  for (const auto& row : got) {
-    const auto tile = tile_of(row);
-    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
-    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
-    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
-    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
-  }
-  EXPECT_EQ(seen.size(), static_cast<std::size_t>(tiles));
-}
-
-// Complete journal lines of every rank, summed.
-int journaled_tiles(const fs::path& output) {
-  int lines = 0;
-  std::error_code error;
-  for (const auto& entry : fs::recursive_directory_iterator(output / ".mgpr-journal", error)) {
-    if (entry.path().extension() != ".tiles") continue;
-    const auto text = read_file(entry.path());
-    lines += static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  }
-  return lines;
+  expect_same_tiles(got, mgpr::test::read_csv_rows(reference / "fake_tiles.csv"));
+  EXPECT_EQ(got.size(), static_cast<std::size_t>(tiles));
 }
 
 TEST(MultiNode, UnderContinueARankKilledOnTheSecondHostIsDoneWithoutAndTheJobCompletes) {

@@ -23,37 +23,6 @@ using mgpr::test::contains;
 using mgpr::test::count;
 using mgpr::test::read_file;
 using namespace mgpr::test::multi_node;
-using Rows = std::vector<std::map<std::string, std::string>>;
-
-// Fake tiles at 0.5 s each from 2 reader threads per rank: 4 ranks do 16 tiles/s.
-std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
-  return {"use_fake_data=true",
-          "dummy_dataset_count=" + std::to_string(tiles),
-          "dummy_dataset_delay=" + std::to_string(delay),
-          "tile_size=64",
-          "batch_size=1",
-          "sharding=dynamic",
-          "output_dir=" + out.string()};
-}
-
-std::string tile_of(const std::map<std::string, std::string>& row) {
-  return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
-}
-
-// The job's classification of each fake tile equals an uninterrupted run's.
-void expect_same_tiles(const Rows& got, const Rows& expected) {
-  ASSERT_EQ(got.size(), expected.size());
-  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
-  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
-  std::set<std::string> seen;
-  for (const auto& row : got) {
-    const auto tile = tile_of(row);
-    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
-    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
-    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
-    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
-  }
-}
 
 // A requeued job waits about two minutes (BeginTime) before it may start: start it now.
 // A launch in the same second as the last run's end is refused ("Job credential
@@ -81,14 +50,6 @@ std::optional<mgpr::launcher::JobState> run_requeued_to_its_end(const std::strin
     return state && state->finished();
   });
   return ended ? state : std::nullopt;
-}
-
-// mgpr-submit on 2 hosts x 2 GPUs with `options`, then the run's keys.
-mgpr::CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
-  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
-  argv.insert(argv.end(), options.begin(), options.end());
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  return run_command(argv);
 }
 
 Rows uninterrupted(const fs::path& dir, int tiles) {

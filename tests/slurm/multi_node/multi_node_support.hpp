@@ -2,8 +2,12 @@
 // Helpers of the multi-node tests: they run on a second local cluster of eight hosts
 // (tools/local-slurm/local-slurm start DIR --nodes 8 --gpus a100:2, network namespaces,
 // one slurmd each; jobs of two nodes get the first two), whose SLURM_CONF CTest gives them.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -60,6 +64,47 @@ inline std::vector<std::string> sorted_lines(const std::string& text) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   std::sort(lines.begin(), lines.end());
   return lines;
+}
+
+// The keys of a run of `tiles` fake tiles of `delay` s each into `out`: 2 reader threads
+// per rank, so 4 ranks at 0.5 s do 16 tiles/s.
+inline std::vector<std::string> fake_run(int tiles, double delay, const fs::path& out) {
+  return {"use_fake_data=true",
+          "dummy_dataset_count=" + std::to_string(tiles),
+          "dummy_dataset_delay=" + std::to_string(delay),
+          "tile_size=64",
+          "batch_size=1",
+          "sharding=dynamic",
+          "output_dir=" + out.string()};
+}
+
+// mgpr-submit on 2 hosts x 2 GPUs with `options`, then the run's keys.
+inline CommandResult submit_two_by_two(const std::vector<std::string>& options, const std::vector<std::string>& keys) {
+  std::vector<std::string> argv{MGPR_SUBMIT, "--nodes", "2", "--gpus", "a100:2"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  return run_command(argv);
+}
+
+using Rows = std::vector<std::map<std::string, std::string>>;
+
+inline std::string tile_of(const std::map<std::string, std::string>& row) {
+  return row.at("image") + "/" + row.at("row") + "/" + row.at("column");
+}
+
+// The job's classification of each fake tile equals an uninterrupted run's, each once.
+inline void expect_same_tiles(const Rows& got, const Rows& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  std::map<std::string, const std::map<std::string, std::string>*> by_tile;
+  for (const auto& row : expected) by_tile[tile_of(row)] = &row;
+  std::set<std::string> seen;
+  for (const auto& row : got) {
+    const auto tile = tile_of(row);
+    EXPECT_TRUE(seen.insert(tile).second) << "tile " << tile << " listed twice";
+    ASSERT_TRUE(by_tile.contains(tile)) << "tile " << tile;
+    EXPECT_EQ(row.at("label"), by_tile.at(tile)->at("label")) << "tile " << tile;
+    EXPECT_NEAR(std::stod(row.at("logit")), std::stod(by_tile.at(tile)->at("logit")), 1e-4) << "tile " << tile;
+  }
 }
 
 }  // namespace mgpr::test::multi_node
