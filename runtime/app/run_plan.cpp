@@ -262,6 +262,7 @@ RunPlan make_run_plan(const RunConfig& config, const RankEnvironment& ranks, con
   plan.rendezvous.device_index = plan.device.is_cuda ? static_cast<int>(plan.device.device.index()) : 0;
   plan.resume = config.resume;
   plan.journal_settings = journal_settings(config, plan);
+  plan.output.run_settings = plan.journal_settings;  // the files' provenance
   plan.journal_folder = journal_dir({plan.output.output_dir, plan.journal_settings, plan.source.rasters});
   plan.legacy_journal_folder = legacy_journal_dir(legacy_journal_key(config, plan.source.rasters));
   return plan;

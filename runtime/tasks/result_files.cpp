@@ -71,13 +71,13 @@ void ResultFiles::open_run_files() {
   std::vector<Slot> slots;
   if (format.many_layers) {
     file_names_.push_back(run_file(plan_, what_, format.extension));
-    files_.emplace_back(file_names_.back(), layers);
+    files_.emplace_back(file_names_.back(), layers, plan_.options.run_settings);
     for (std::size_t i = 0; i < layers.size(); ++i) slots.push_back({0, i});
   } else {
     for (const auto& layer : layers) {
       slots.push_back({files_.size(), 0});
       file_names_.push_back(run_file(plan_, layer.name, format.extension));
-      files_.emplace_back(file_names_.back(), std::span(&layer, 1));
+      files_.emplace_back(file_names_.back(), std::span(&layer, 1), plan_.options.run_settings);
     }
   }
   const std::size_t per_group = fields_.empty() ? 1 : 2;
@@ -139,7 +139,7 @@ ResultFiles::RasterFiles& ResultFiles::raster_files(int image) {
   if (!plan_.rasters.empty()) {
     files.names.emplace_back(prefix + std::string(vector_format(plan_.options.format).extension));
     const RecordLayer layer{what_, plan_.rasters.at(index).crs_wkt, layer_fields_, {}};
-    files.layer.emplace(files.names.back(), std::span(&layer, 1));
+    files.layer.emplace(files.names.back(), std::span(&layer, 1), plan_.options.run_settings);
   }
   return files;
 }

@@ -155,6 +155,9 @@ struct TaskOptions {
 
   // The vector results' format (result_files.hpp).
   OutputFormat format = OutputFormat::kGeoPackage;
+  // What the run's results depend on, as its journal records it (name, value): written
+  // into the files that keep their provenance (GeoParquet's manifest).
+  std::vector<std::pair<std::string, std::string>> run_settings;
 };
 
 // What every task's outputs need to know of the run.

@@ -122,7 +122,8 @@ std::string geo_metadata(const std::string& projjson, const Bounds& bbox) {
   return geo.dump();
 }
 
-std::string manifest_json(std::span<const PartRecord> parts, std::string_view writer) {
+std::string manifest_json(std::span<const PartRecord> parts, std::string_view writer,
+                          std::span<const std::pair<std::string, std::string>> run_settings) {
   Json listed = Json::array();
   std::int64_t rows = 0;
   Bounds all;
@@ -137,6 +138,9 @@ std::string manifest_json(std::span<const PartRecord> parts, std::string_view wr
   Json manifest{
       {"format", "GeoParquet dataset"}, {"geoparquet_version", "1.1.0"}, {"written_by", writer}, {"rows", rows}};
   manifest["bbox"] = all.empty() ? Json(nullptr) : box_json(all);
+  Json settings = Json::object();
+  for (const auto& [name, value] : run_settings) settings[name] = value;
+  manifest["run_settings"] = std::move(settings);
   manifest["parts"] = std::move(listed);
   return manifest.dump(2) + "\n";
 }

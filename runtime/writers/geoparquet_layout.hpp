@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "writers/records.hpp"
@@ -47,8 +48,10 @@ struct PartRecord {
   Bounds bbox;
   std::string sha256;  // of the file's bytes, in hex
 };
-// The dataset's _manifest.json, written last: its parts (rows, bbox, checksum) and what
-// wrote them. A folder without it is not a complete dataset.
-std::string manifest_json(std::span<const PartRecord> parts, std::string_view writer);
+// The dataset's _manifest.json, written last: its parts (rows, bbox, checksum), what
+// wrote them and the run's settings its results depend on (its journal's: the model's
+// identity among them). A folder without it is not a complete dataset.
+std::string manifest_json(std::span<const PartRecord> parts, std::string_view writer,
+                          std::span<const std::pair<std::string, std::string>> run_settings = {});
 
 }  // namespace mgpr::runtime::output

@@ -8,7 +8,8 @@ bool geoparquet_available() { return false; }
 
 struct GeoParquetDataset::Parts {};
 
-GeoParquetDataset::GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> /*layers*/) {
+GeoParquetDataset::GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> /*layers*/,
+                                     std::span<const std::pair<std::string, std::string>> /*run_settings*/) {
   throw UsageError(
       "output_format=parquet: this build of mgpr has no GeoParquet writer (" + folder.string() +
       "); build it with Arrow (scripts/build fetches it: scripts/fetch-arrow) or choose output_format=gpkg");

@@ -95,6 +95,7 @@ struct GeoParquetDataset::Parts {
   std::filesystem::path partial;
   std::vector<GeoParquetLayer> layers;
   std::vector<PartRecord> written;
+  std::vector<std::pair<std::string, std::string>> run_settings;
   bool committed = false;
 
   void open_part(GeoParquetLayer& layer) {
@@ -182,9 +183,11 @@ struct GeoParquetDataset::Parts {
   }
 };
 
-GeoParquetDataset::GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> layers)
+GeoParquetDataset::GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> layers,
+                                     std::span<const std::pair<std::string, std::string>> run_settings)
     : parts_(std::make_unique<Parts>()) {
   parts_->folder = folder;
+  parts_->run_settings.assign(run_settings.begin(), run_settings.end());
   parts_->partial = partial_path(folder);
   std::error_code error;
   std::filesystem::remove_all(parts_->partial, error);
@@ -235,7 +238,7 @@ void GeoParquetDataset::commit() {
   }
   {
     std::ofstream manifest(parts.partial / "_manifest.json");
-    manifest << manifest_json(parts.written, std::string("mgpr ") + kVersion);
+    manifest << manifest_json(parts.written, std::string("mgpr ") + kVersion, parts.run_settings);
     manifest.close();
     if (!manifest) dataset_failure(parts.folder, "writing its _manifest.json failed");
   }

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 
 #include "writers/records.hpp"
 
@@ -28,7 +30,9 @@ class GeoParquetDataset {
  public:
   // `folder`: the dataset, made under a temporary name beside it. Throws UsageError in a
   // build without Arrow, std::runtime_error naming the folder when it cannot be made.
-  GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> layers);
+  // `run_settings`: what the results depend on, for the manifest.
+  GeoParquetDataset(const std::filesystem::path& folder, std::span<const RecordLayer> layers,
+                    std::span<const std::pair<std::string, std::string>> run_settings = {});
   ~GeoParquetDataset();  // uncommitted: the temporary folder goes
   GeoParquetDataset(const GeoParquetDataset&) = delete;
   GeoParquetDataset& operator=(const GeoParquetDataset&) = delete;

@@ -168,12 +168,13 @@ struct VectorFileWriter::Open {
   std::unique_ptr<output::GeoParquetDataset> geoparquet;
 };
 
-VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers) {
+VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers,
+                                   std::span<const std::pair<std::string, std::string>> run_settings) {
   const auto& format = format_of(file, layers);
   const GdalErrorScope errors(GdalErrorScope::Warnings::kShown);
   if (format.writer == VectorWriterKind::kGeoParquet) {
     open_ = std::make_unique<Open>(file, format);
-    open_->geoparquet = std::make_unique<output::GeoParquetDataset>(file, layers);
+    open_->geoparquet = std::make_unique<output::GeoParquetDataset>(file, layers, run_settings);
     for (const auto& layer : layers) open_->fields.emplace_back(layer.fields.begin(), layer.fields.end());
     return;
   }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "writers/records.hpp"
 #include "writers/vector_formats.hpp"
@@ -29,9 +30,12 @@ void write_vector_layers(const std::filesystem::path& file, std::span<const Reco
 // of a bounded size where the format has them, so a run's results can be written while
 // it runs and memory stays flat in their number; commit() closes the file and renames
 // it. Destroyed uncommitted (a stopped run, an error), the partial file is removed.
+// `run_settings` (name, value: what the results depend on) go where the format keeps
+// provenance: GeoParquet's manifest.
 class VectorFileWriter {
  public:
-  VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers);
+  VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> layers,
+                   std::span<const std::pair<std::string, std::string>> run_settings = {});
   ~VectorFileWriter();
   VectorFileWriter(VectorFileWriter&&) noexcept;
   VectorFileWriter& operator=(VectorFileWriter&&) noexcept;

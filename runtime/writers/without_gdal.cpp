@@ -22,7 +22,8 @@ void write_box_quicklook(const std::filesystem::path& png, const QuicklookSource
 }
 
 struct VectorFileWriter::Open {};
-VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> /*layers*/) {
+VectorFileWriter::VectorFileWriter(const std::filesystem::path& file, std::span<const RecordLayer> /*layers*/,
+                                   std::span<const std::pair<std::string, std::string>> /*run_settings*/) {
   no_gdal(file);
 }
 VectorFileWriter::~VectorFileWriter() = default;

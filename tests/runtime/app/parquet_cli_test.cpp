@@ -33,6 +33,9 @@ TEST_F(MgprCli, DetectWritesItsBoxesAsAGeoParquetFolderTheCsvAgreesWith) {
   ASSERT_FALSE(csv.empty());
   ASSERT_EQ(facts["dataset_rows"], csv.size());
   EXPECT_EQ(facts["manifest"]["rows"], csv.size());
+  // The run's provenance: the settings its results depend on, the model's identity too.
+  EXPECT_TRUE(facts.at("manifest").at("run_settings").contains("model")) << facts["manifest"].dump();
+  EXPECT_EQ(facts.at("manifest").at("run_settings").at("tile_size"), "1024");
   // The test image has a geotransform and no CRS: map coordinates, crs null.
   EXPECT_TRUE(
       facts.at("parts").at("detections-0000.parquet").at("geo").at("columns").at("geometry").at("crs").is_null());

@@ -82,7 +82,10 @@ TEST(GeoParquetLayout, TheGeoMetadataAndTheManifestSayWhatTheSpecAsks) {
 
   const std::vector<PartRecord> parts{{"a-0000.parquet", "a", 3, {0, 0, 1, 1}, "ab"},
                                       {"b-0000.parquet", "b", 0, {}, "cd"}};
-  const auto manifest = nlohmann::json::parse(manifest_json(parts, "mgpr 1"));
+  const std::vector<std::pair<std::string, std::string>> settings{{"model", "sha256:ab"}, {"tile_size", "400"}};
+  const auto manifest = nlohmann::json::parse(manifest_json(parts, "mgpr 1", settings));
+  EXPECT_EQ(manifest["run_settings"]["model"], "sha256:ab");
+  EXPECT_EQ(manifest["run_settings"]["tile_size"], "400");
   EXPECT_EQ(manifest["rows"], 3);
   EXPECT_EQ(manifest["written_by"], "mgpr 1");
   EXPECT_EQ(manifest["bbox"], nlohmann::json::array({0, 0, 1, 1}));

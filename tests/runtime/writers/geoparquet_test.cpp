@@ -58,7 +58,8 @@ TEST(GeoParquet, ADatasetReadsBackAsOneTableWithItsGeoMetadataItsChecksumsAndRow
   {
     // Appended in pieces, as the writer's thread appends a row of tiles at a time.
     const std::vector<RecordLayer> layers{{"detections", kUtm33, kFields, {}}};
-    VectorFileWriter writer(folder, layers);
+    const std::vector<std::pair<std::string, std::string>> settings{{"model", "sha256:0123"}};
+    VectorFileWriter writer(folder, layers, settings);
     for (std::size_t at = 0; at < records.size(); at += 1000) {
       writer.append(0, std::span(records).subspan(at, std::min<std::size_t>(1000, records.size() - at)));
     }
@@ -85,6 +86,7 @@ TEST(GeoParquet, ADatasetReadsBackAsOneTableWithItsGeoMetadataItsChecksumsAndRow
   // The manifest, written last, lists the part with its rows, bbox and checksum.
   const auto& manifest = facts["manifest"];
   EXPECT_EQ(manifest["rows"], side * side);
+  EXPECT_EQ(manifest["run_settings"]["model"], "sha256:0123") << "the run's provenance";
   ASSERT_EQ(manifest["parts"].size(), 1U);
   EXPECT_EQ(manifest["parts"][0]["file"], "detections-0000.parquet");
   EXPECT_EQ(manifest["parts"][0]["sha256"], part["sha256"]);
