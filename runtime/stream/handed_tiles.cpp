@@ -1,7 +1,8 @@
 #include "stream/handed_tiles.hpp"
 
+#include <vector>
+
 #include "mgpr/store_keys.hpp"
-#include "stream/tile_dealer.hpp"
 #include "stream/writer_pace.hpp"
 
 namespace mgpr::runtime {
@@ -21,16 +22,16 @@ void HandedTiles::take_now() {
   const auto key = store_key(StoreKey::kHandedTiles, parts_.communicator.rank());
   const auto handed = parts_.communicator.take_if_set(key);
   if (!handed) return;
-  const auto tiles = decode_tile_positions(parts_.run_tiles, *handed);
-  for (const auto& tile : tiles) {
-    if (parts_.book != nullptr) {
-      const auto position = static_cast<std::int64_t>(
-          std::lower_bound(parts_.run_tiles.begin(), parts_.run_tiles.end(), tile.id,
-                           [](const Tile& candidate, const TileId& id) { return candidate.id < id; }) -
-          parts_.run_tiles.begin());
-      parts_.book->claimed({position, position + 1});
+  // Positions in the run's list, as a book records leases: each a lease of its own here.
+  const auto leases = decode_leases(*handed, std::ssize(parts_.run_tiles));
+  if (!leases) return;
+  std::vector<Tile> tiles;
+  for (const auto& lease : *leases) {
+    if (parts_.book != nullptr) parts_.book->claimed(lease);
+    for (auto position = lease.first; position < lease.second; ++position) {
+      tiles.push_back(parts_.run_tiles[static_cast<std::size_t>(position)]);
+      parts_.mail.hurry(tiles.back().id);
     }
-    parts_.mail.hurry(tile.id);
   }
   parts_.returned.add(tiles);
 }
